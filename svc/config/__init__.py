@@ -1,0 +1,41 @@
+"""Configuration: svc.yaml and the environment, merged per mode, checked, and structured into frozen classes.
+
+Layer 1 (ARCHITECTURE.md). `load_config` is the one entry point; `config_json_schema` describes the same
+declarations for editors and `svc export-config-schema`.
+"""
+
+from ._load import MODES, ConfigError, LoadedConfig, Secrets, load_config, read_environment, read_secrets
+from ._model import (
+    DEFAULT_CORS_HEADERS,
+    DEFAULT_CORS_METHODS,
+    MODE_DEFAULTS,
+    Config,
+    CorsConfig,
+    DatabaseConfig,
+    HeadersConfig,
+    LimitsConfig,
+    ReloadConfig,
+)
+from ._schema import config_json_schema
+from ._types import Duration
+
+__all__ = [
+    "DEFAULT_CORS_HEADERS",
+    "DEFAULT_CORS_METHODS",
+    "MODES",
+    "MODE_DEFAULTS",
+    "Config",
+    "ConfigError",
+    "CorsConfig",
+    "DatabaseConfig",
+    "Duration",
+    "HeadersConfig",
+    "LimitsConfig",
+    "LoadedConfig",
+    "ReloadConfig",
+    "Secrets",
+    "config_json_schema",
+    "load_config",
+    "read_environment",
+    "read_secrets",
+]

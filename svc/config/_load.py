@@ -1,0 +1,372 @@
+"""Read svc.yaml and the environment into a `Config`: merge, interpolate, check, structure.
+
+SPEC "Configuration": one optional file serves every environment; precedence is built-in defaults, mode defaults,
+shared settings, then the `dev:`/`prod:` block, merged by key (lists and scalars replaced). `--mode` beats
+`SVC_MODE`, default prod. An unknown key anywhere is an error naming its full path. `${NAME}` (error when unset or
+empty), `${NAME:-default}`, `$${` for a literal. Secrets come only from the environment (or `.env` in the working
+directory) and are refused in the file. `debug.*` is allowed only in the `dev:` block.
+
+YAML is read with the 1.2 core rules for booleans (only true/false), so keys such as `on` stay strings and
+switches such as `on`/`off` are read by the switch type.
+"""
+
+import ipaddress
+import os
+import re
+import typing
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+import cattrs
+import dotenv
+import yaml
+from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, IterableValidationError
+
+from ._model import MODE_DEFAULTS, SECRET_KEYS, SECRET_VARIABLES, Config, declared_keys
+from ._types import VALUE_TYPES, make_converter, optional_inner
+
+MODES = ("dev", "prod")
+DEFAULT_FILE = "svc.yaml"
+_CONVERTER = make_converter()
+_INTERPOLATION = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$\{")
+#: Dev features that are not worth a warning when enabled in prod: operators turn metrics on on purpose.
+_QUIET_DEV_FEATURES = {("telemetry", "metrics", "enabled")}
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used; `problems` holds one line per problem, each naming its key."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+@attrs.frozen
+class Secrets:
+    """Environment-only settings (SPEC "Configuration": secrets are never in the file)."""
+
+    database_url: str | None
+    replica_urls: tuple[str, ...]
+    jwt_secret: str | None
+
+    def require_database_url(self) -> str:
+        if not self.database_url:
+            raise ConfigError(["DATABASE_URL is not set (set it in the environment or in ./.env)"])
+        return self.database_url
+
+
+@attrs.frozen
+class LoadedConfig:
+    config: Config
+    secrets: Secrets
+    warnings: tuple[str, ...]
+    path: Path | None
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader with YAML 1.2 booleans and duplicate keys refused."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
+
+
+def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    loader.flatten_mapping(node)
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
+        seen.add(key)
+    return yaml.SafeLoader.construct_mapping(loader, node)
+
+
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def read_environment(environ: Mapping[str, str], cwd: Path) -> dict[str, str]:
+    """The process environment over the values of `./.env` (the environment wins)."""
+    values: dict[str, str] = {}
+    env_file = cwd / ".env"
+    if env_file.is_file():
+        values.update({k: v for k, v in dotenv.dotenv_values(env_file).items() if v is not None})
+    values.update(environ)
+    return values
+
+
+def read_secrets(env: Mapping[str, str]) -> Secrets:
+    replicas = tuple(url.strip() for url in env.get("DATABASE_REPLICA_URLS", "").split(",") if url.strip())
+    return Secrets(
+        database_url=env.get("DATABASE_URL") or None,
+        replica_urls=replicas,
+        jwt_secret=env.get("AUTH_JWT_SECRET") or None,
+    )
+
+
+def load_config(
+    *,
+    path: str | os.PathLike[str] | None = None,
+    mode: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+) -> LoadedConfig:
+    """Load the configuration for `mode` (else `SVC_MODE`, else prod) from `path` (else ./svc.yaml if present).
+
+    Raises ConfigError listing every problem found, each naming its key path.
+    """
+    cwd = Path(cwd) if cwd is not None else Path.cwd()
+    env = read_environment(os.environ if environ is None else environ, cwd)
+    mode = mode or env.get("SVC_MODE") or "prod"
+    if mode not in MODES:
+        raise ConfigError([f"mode: expected dev or prod; got {mode!r}"])
+
+    file = _locate(path, cwd)
+    raw = _read_file(file) if file else {}
+    shared = {k: v for k, v in raw.items() if k not in MODES}
+    blocks = {name: _block(raw, name) for name in MODES}
+
+    problems: list[str] = []
+    layers: dict[str, dict[str, Any]] = {}
+    for name, written in (("", shared), *blocks.items()):
+        prefix = f"{name}." if name else ""
+        layer, found = _refuse_secrets(written, prefix)
+        problems += found
+        if "debug" in layer and name != "dev":
+            problems.append(f"{prefix}debug: allowed only in the dev: block")
+            del layer["debug"]
+        layers[name], found = _check_keys(layer, Config, prefix)
+        problems += found
+    if problems:
+        raise ConfigError(problems)
+
+    defaults = _CONVERTER.unstructure(Config())
+    del defaults["mode"]
+    merged = _merge(_merge(_merge(defaults, MODE_DEFAULTS[mode]), layers[""]), layers[mode])
+    merged = _interpolate(merged, env, "", problems)
+    if problems:
+        raise ConfigError(problems)
+    config = _structure({**merged, "mode": mode})
+    problems = _check_values(config)
+    if problems:
+        raise ConfigError(problems)
+    return LoadedConfig(config, read_secrets(env), tuple(_dev_feature_warnings(config)), file)
+
+
+def _locate(path: str | os.PathLike[str] | None, cwd: Path) -> Path | None:
+    if path is not None:
+        file = cwd / path
+        if not file.is_file():
+            raise ConfigError([f"--config: file not found: {path}"])
+        return file
+    default = cwd / DEFAULT_FILE
+    return default if default.is_file() else None
+
+
+def _read_file(file: Path) -> dict[str, Any]:
+    try:
+        raw = yaml.load(file.read_text(encoding="utf-8"), Loader=_Loader)
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise ConfigError([f"{file.name}: not valid YAML: {exc}"]) from None
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ConfigError([f"{file.name}: expected a mapping of sections at the top level"])
+    return raw
+
+
+def _block(raw: Mapping[str, Any], name: str) -> dict[str, Any]:
+    block = raw.get(name)
+    if block is None:
+        return {}
+    if not isinstance(block, dict):
+        raise ConfigError([f"{name}: expected a mapping of sections"])
+    return block
+
+
+def _refuse_secrets(layer: dict[str, Any], prefix: str) -> tuple[dict[str, Any], list[str]]:
+    """List secret-looking keys (`database.url`, `DATABASE_URL`, ...) and drop them from the layer."""
+    problems = []
+
+    def walk(node: Any, keys: tuple[str, ...]) -> Any:
+        if not isinstance(node, dict):
+            return node
+        kept = {}
+        for key, value in node.items():
+            path = (*keys, key)
+            variable = SECRET_KEYS.get(path) or (key.upper() if str(key).upper() in SECRET_VARIABLES else None)
+            if variable:
+                problems.append(
+                    f"{prefix}{'.'.join(map(str, path))}: secrets are read from the environment only; set {variable}"
+                )
+            else:
+                kept[key] = walk(value, path)
+        return kept
+
+    return walk(layer, ()), problems
+
+
+def _check_keys(value: Any, annotation: Any, path: str) -> tuple[Any, list[str]]:
+    """Rename aliases to their keys and list every key the declarations do not have, as a full path."""
+    inner = optional_inner(annotation)
+    if inner is not None:
+        return _check_keys(value, inner, path) if value is not None else (value, [])
+    if attrs.has(annotation) and annotation not in VALUE_TYPES and isinstance(value, dict):
+        keys = declared_keys(annotation)
+        normalized: dict[str, Any] = {}
+        problems: list[str] = []
+        for key, item in value.items():
+            field = keys.get(key) if isinstance(key, str) else None
+            if field is None:
+                problems.append(f"{path}{key}: unknown key")
+                continue
+            if field.name in normalized:
+                problems.append(f"{path}{key}: {field.name} is given twice (once through an alias)")
+                continue
+            normalized[field.name], found = _check_keys(item, field.type, f"{path}{key}.")
+            problems += found
+        return normalized, problems
+    origin = typing.get_origin(annotation)
+    if origin is Mapping and isinstance(value, dict):
+        _, item_type = typing.get_args(annotation)
+        normalized, problems = {}, []
+        for key, item in value.items():
+            normalized[key], found = _check_keys(item, item_type, f"{path}{key}.")
+            problems += found
+        return normalized, problems
+    return value, []
+
+
+def _merge(base: Any, over: Any) -> Any:
+    """Merge `over` onto `base` by key; lists and scalars replace; an empty (null) section changes nothing."""
+    if isinstance(base, dict) and over is None:
+        return base
+    if isinstance(base, dict) and isinstance(over, dict):
+        merged = dict(base)
+        for key, value in over.items():
+            merged[key] = _merge(base[key], value) if key in base else value
+        return merged
+    return over
+
+
+def _interpolate(value: Any, env: Mapping[str, str], path: str, problems: list[str]) -> Any:
+    if isinstance(value, dict):
+        return {k: _interpolate(v, env, f"{path}{k}.", problems) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_interpolate(v, env, f"{path}{i}.", problems) for i, v in enumerate(value)]
+    if not isinstance(value, str) or "$" not in value:
+        return value
+
+    def replace(match: re.Match[str]) -> str:
+        text = match.group(0)
+        if text == "$${":
+            return "${"
+        name, default = match.group(1), match.group(2)
+        if name is None:
+            problems.append(f"{path.rstrip('.')}: malformed ${{...}} in {value!r}")
+            return text
+        found = env.get(name)
+        if found:
+            return found
+        if default is not None:
+            return default
+        problems.append(f"{path.rstrip('.')}: environment variable {name} is unset or empty")
+        return text
+
+    return _INTERPOLATION.sub(replace, value)
+
+
+def _structure(merged: Mapping[str, Any]) -> Config:
+    try:
+        return _CONVERTER.structure(merged, Config)
+    except (ClassValidationError, IterableValidationError) as exc:
+        raise ConfigError(_describe(exc, "")) from None
+
+
+def _describe(exc: BaseException, path: str) -> list[str]:
+    """One line per leaf error of a cattrs validation tree, each with its dotted key path."""
+    if isinstance(exc, (ClassValidationError, IterableValidationError)):
+        with_notes, without = exc.group_exceptions()
+        lines = []
+        for sub, note in with_notes:
+            key = note.name if isinstance(exc, ClassValidationError) else note.index
+            lines += _describe(sub, f"{path}.{key}" if path else str(key))
+        for sub in without:
+            lines += _describe(sub, path)
+        return lines
+    if isinstance(exc, ForbiddenExtraKeysError):
+        return [f"{path}.{key}: unknown key" if path else f"{key}: unknown key" for key in sorted(exc.extra_fields)]
+    if isinstance(exc, KeyError):
+        return [f"{path}: required"]
+    if isinstance(exc, ValueError) and str(exc):
+        return [f"{path}: {exc}"]
+    return [f"{path}: {cattrs.v.format_exception(exc, None)}"]
+
+
+def _check_values(config: Config) -> list[str]:
+    """Checks across keys that types alone cannot express."""
+    problems = []
+    cors = config.server.cors
+    if cors.credentials and (not cors.origins or "*" in cors.origins):
+        problems.append("server.cors.credentials: needs explicit origins (not *) in server.cors.origins")
+    if config.database.pool_size < 1:
+        problems.append("database.pool_size: must be at least 1")
+    if config.database.statement_cache < 0:
+        problems.append("database.statement_cache: must be 0 (none) or more")
+    if not config.database.schemas:
+        problems.append("database.schemas: name at least one schema")
+    if not 0 <= config.server.port <= 65535:
+        problems.append("server.port: must be between 0 and 65535")
+    page = config.limits.page_size
+    if page.default is not None and page.max is not None and page.default > page.max:
+        problems.append("limits.page_size.default: larger than limits.page_size.max")
+    if config.search.default_limit > config.search.max_limit:
+        problems.append("search.default_limit: larger than search.max_limit")
+    for i, network in enumerate(config.limits.rate_limit.trusted_proxies):
+        try:
+            ipaddress.ip_network(network, strict=False)
+        except ValueError:
+            problems.append(f"limits.rate_limit.trusted_proxies.{i}: not a network: {network!r}")
+    persisted = config.graphql.persisted_queries
+    if persisted.allow_list and not persisted.manifest:
+        problems.append("graphql.persisted_queries.allow_list: needs graphql.persisted_queries.manifest")
+    if not 0.0 <= config.telemetry.traces.sample_ratio <= 1.0:
+        problems.append("telemetry.traces.sample_ratio: must be between 0 and 1")
+    if not config.reload.channel:
+        problems.append("reload.channel: must not be empty")
+    return problems
+
+
+def _dev_feature_warnings(config: Config) -> list[str]:
+    """SPEC "Runtime modes": enabling dev features explicitly in prod logs a startup warning."""
+    if config.mode != "prod":
+        return []
+    warnings = []
+    for keys, dev_value in _leaves(MODE_DEFAULTS["dev"], ()):
+        if keys in _QUIET_DEV_FEATURES:
+            continue
+        value: Any = config
+        for key in keys:
+            value = getattr(value, key)
+        enabled = "*" in value if isinstance(dev_value, list) else value == dev_value
+        if enabled:
+            shown = ", ".join(value) if isinstance(value, tuple) else str(value).lower()
+            warnings.append(f"dev feature enabled in prod mode: {'.'.join(keys)} = {shown}")
+    return warnings
+
+
+def _leaves(tree: Mapping[str, Any], prefix: tuple[str, ...]) -> list[tuple[tuple[str, ...], Any]]:
+    leaves = []
+    for key, value in tree.items():
+        if isinstance(value, Mapping):
+            leaves += _leaves(value, (*prefix, key))
+        else:
+            leaves.append(((*prefix, key), value))
+    return leaves

@@ -1,0 +1,60 @@
+"""Process logging: text or JSON lines on stderr, each record carrying the request id of the task that wrote it.
+
+SPEC "Telemetry": `telemetry.logs.level`, `telemetry.logs.format` (`text` default or `json`); logs written during a
+request carry its request id. The id lives in a context variable, which Trio copies into every task a request
+handler starts, so records from nested tasks are tagged too.
+"""
+
+import contextvars
+import json
+import logging
+import sys
+import time
+from typing import TextIO
+
+#: The id of the request the current task serves (None outside requests).
+request_id_var: contextvars.ContextVar[str | None] = contextvars.ContextVar("svc_request_id", default=None)
+
+
+class _RequestIdFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.request_id = request_id_var.get()
+        return True
+
+
+class _TextFormatter(logging.Formatter):
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s %(levelname)-7s %(name)s: %(message)s")
+
+    def format(self, record: logging.LogRecord) -> str:
+        line = super().format(record)
+        request_id = getattr(record, "request_id", None)
+        return f"{line} [request_id={request_id}]" if request_id else line
+
+
+class _JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, object] = {
+            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        request_id = getattr(record, "request_id", None)
+        if request_id:
+            entry["request_id"] = request_id
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        return json.dumps(entry, ensure_ascii=False)
+
+
+def configure_logging(level: str = "info", fmt: str = "text", stream: TextIO | None = None) -> None:
+    """Send the `svc` and `hypercorn` loggers to `stream` (stderr) in the chosen format at `level`."""
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(_JsonFormatter() if fmt == "json" else _TextFormatter())
+    handler.addFilter(_RequestIdFilter())
+    for name in ("svc", "hypercorn.error"):
+        logger = logging.getLogger(name)
+        logger.handlers[:] = [handler]
+        logger.setLevel(level.upper())
+        logger.propagate = False
