@@ -1,0 +1,24 @@
+"""The database: psycopg driven by Trio, a pool of our own, and the executor every request runs through.
+
+Layer 2 (ARCHITECTURE.md). Nothing above this package touches a connection except through `Executor.run`
+(and the probes, through `Pool.connection`).
+"""
+
+from ._connection import Connection
+from ._errors import RETRYABLE_SQLSTATES, map_database_error
+from ._executor import Executor, Session, Transaction, sql_comment
+from ._pool import ConnectionSettings, Pool, PoolStats, open_pool
+
+__all__ = [
+    "RETRYABLE_SQLSTATES",
+    "Connection",
+    "ConnectionSettings",
+    "Executor",
+    "Pool",
+    "PoolStats",
+    "Session",
+    "Transaction",
+    "map_database_error",
+    "open_pool",
+    "sql_comment",
+]

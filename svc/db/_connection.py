@@ -1,0 +1,199 @@
+"""psycopg's AsyncConnection driven by Trio instead of asyncio.
+
+psycopg does its protocol work in generators that yield "wait for this socket to be readable/writable"; its async
+connection consumes them with asyncio. This subclass consumes them with `trio.lowlevel.wait_readable/writable`,
+connects over `_connect_gen` the same way, and swaps the asyncio lock for a Trio one.
+
+Cancellation (ARCHITECTURE.md, "Database driver"): psycopg's interrupt handling does not know `trio.Cancelled`. When a
+task is cancelled while a statement runs, the connection is marked `interrupted` (its protocol state is unknown, so
+it must be discarded, never reused) and the server is asked to cancel the statement, so the backend does not run on.
+The cancel request is handed to `on_interrupt` when set (the pool sends it from its own nursery); otherwise it is
+sent from a Trio system task. Either way the cancelled task is not held up by it.
+"""
+
+import select
+from collections.abc import Callable
+from typing import Any, Self
+
+import psycopg
+import trio
+from psycopg import errors as e
+from psycopg import pq
+from psycopg._conninfo_attempts import conninfo_attempts
+from psycopg.abc import PQGen, PQGenConn
+from psycopg.conninfo import conninfo_to_dict, make_conninfo, timeout_from_conninfo
+from psycopg.waiting import Ready, Wait
+
+#: Longest wait for the server to acknowledge a cancel request.
+CANCEL_TIMEOUT = 5.0
+
+_READY_BY_WAIT = {Wait.R: Ready.R, Wait.W: Ready.W}
+
+
+class Connection(psycopg.AsyncConnection[Any]):
+    """A psycopg connection for Trio tasks. Never share one between tasks: the pool hands it to one at a time."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lock = trio.Lock()  # type: ignore[assignment]
+        #: A statement was abandoned mid-flight: the protocol state is unknown, discard the connection.
+        self.interrupted = False
+        #: Called with this connection when it is interrupted; it must send the cancel and close it.
+        self.on_interrupt: Callable[[Connection], None] | None = None
+
+    @classmethod
+    async def connect(  # type: ignore[override]
+        cls,
+        conninfo: str = "",
+        *,
+        autocommit: bool = False,
+        prepare_threshold: int | None = 5,
+        timeout: float | None = None,
+        **kwargs: Any,
+    ) -> Self:
+        """Open a connection, trying each host of `conninfo` in turn, each within `timeout` seconds.
+
+        `timeout` defaults to the conninfo's `connect_timeout` (psycopg's rules).
+        """
+        params = conninfo_to_dict(conninfo, **kwargs)
+        if timeout is None:
+            timeout = timeout_from_conninfo(params)
+        # Host names are resolved with the blocking resolver, so do that in a worker thread.
+        attempts = await trio.to_thread.run_sync(conninfo_attempts, params)
+        errors: list[e.Error] = []
+        for attempt in attempts:
+            try:
+                with trio.fail_after(timeout):
+                    conn = await _wait_conn(cls._connect_gen(make_conninfo("", **attempt)))
+            except trio.TooSlowError:
+                errors.append(e.ConnectionTimeout("connection timeout expired"))
+            except e.Error as exc:
+                errors.append(exc)
+            else:
+                conn._autocommit = autocommit
+                conn.prepare_threshold = prepare_threshold
+                return conn
+        raise errors[-1].with_traceback(None)
+
+    async def wait(self, gen: PQGen[Any], interval: float | None = None, timeout: float | None = None) -> Any:
+        """Run a psycopg protocol generator to completion, waiting on the socket with Trio."""
+        fileno = self.pgconn.socket
+        try:
+            if timeout is None:
+                return await _wait(gen, fileno)
+            with trio.move_on_after(timeout):
+                return await _wait(gen, fileno)
+            raise e._WaitTimeout("wait timeout expired")  # what psycopg's notifies() expects
+        except BaseException:
+            if self.pgconn.transaction_status == pq.TransactionStatus.ACTIVE and not self.interrupted:
+                self._interrupt()
+            raise
+
+    def _interrupt(self) -> None:
+        self.interrupted = True
+        if self.on_interrupt is not None:
+            self.on_interrupt(self)
+            return
+        trio.lowlevel.spawn_system_task(self.cancel_and_close)
+
+    async def cancel_and_close(self) -> None:
+        """Ask the server to cancel the running statement (bounded), then close the connection. Never raises."""
+        try:
+            with trio.move_on_after(CANCEL_TIMEOUT):
+                await _wait_conn(self._cancel_gen())
+        except (e.Error, OSError):
+            pass  # the server is gone or refused: closing is all that is left
+        finally:
+            await self.close()
+
+    async def cancel_safe(self, *, timeout: float = 30.0) -> None:
+        """psycopg's cancel, driven by Trio."""
+        with trio.fail_after(timeout):
+            await _wait_conn(self._cancel_gen())
+
+    async def close(self) -> None:
+        if not self.closed and (fileno := self._fileno()) >= 0:
+            trio.lowlevel.notify_closing(fileno)
+        await super().close()
+
+    def _fileno(self) -> int:
+        try:
+            return self.pgconn.socket
+        except e.OperationalError:  # the connection is already bad
+            return -1
+
+    def looks_alive(self) -> bool:
+        """Cheap check of an idle connection, without a round trip: status OK and nothing waiting on its socket.
+
+        Nothing arrives unasked on an idle pooled connection, except the error a server sends when it shuts down
+        or terminates the backend, just before it closes the socket. So a readable idle socket means a dead one.
+        """
+        if self.closed or self.interrupted or self.pgconn.status != pq.ConnStatus.OK:
+            return False
+        if self.pgconn.transaction_status != pq.TransactionStatus.IDLE or (fileno := self._fileno()) < 0:
+            return False
+        try:
+            readable, _, _ = select.select([fileno], [], [], 0)
+        except (OSError, ValueError):
+            return False
+        return not readable
+
+
+async def _wait(gen: PQGen[Any], fileno: int) -> Any:
+    """Drive a generator that waits on one socket."""
+    try:
+        waiting = next(gen)
+        if waiting is None:  # pragma: no cover - psycopg generators always yield a Wait
+            raise e.InternalError("bad wait state")
+        while True:
+            ready = await _ready(fileno, waiting)
+            waiting = gen.send(ready)
+    except StopIteration as stop:
+        await trio.lowlevel.checkpoint_if_cancelled()
+        return stop.value
+    except OSError as exc:
+        raise e.OperationalError("connection socket closed") from exc
+
+
+async def _wait_conn(gen: PQGenConn[Any]) -> Any:
+    """Drive a generator that names its socket at each step (connect, cancel)."""
+    try:
+        fileno, waiting = next(gen)
+        while True:
+            ready = await _ready(fileno, waiting)
+            fileno, waiting = gen.send(ready)
+    except StopIteration as stop:
+        return stop.value
+    except OSError as exc:
+        raise e.OperationalError("connection socket closed") from exc
+
+
+async def _ready(fileno: int, waiting: int) -> Ready:
+    if waiting == Wait.RW:
+        return await _ready_either(fileno)
+    if waiting == Wait.R:
+        await trio.lowlevel.wait_readable(fileno)
+    elif waiting == Wait.W:
+        await trio.lowlevel.wait_writable(fileno)
+    else:
+        raise e.InternalError(f"bad poll status: {waiting}")
+    return _READY_BY_WAIT[Wait(waiting)]
+
+
+async def _ready_either(fileno: int) -> Ready:
+    """Pipeline mode and COPY wait for either direction: what is ready now, else whichever comes first."""
+    readable, writable, _ = select.select([fileno], [fileno], [], 0)
+    if readable or writable:
+        await trio.lowlevel.checkpoint()
+        return Ready((Ready.R if readable else 0) | (Ready.W if writable else 0))
+    first: list[Ready] = []
+
+    async def wait_for(wait: Callable[[int], Any], ready: Ready, scope: trio.CancelScope) -> None:
+        await wait(fileno)
+        first.append(ready)
+        scope.cancel()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(wait_for, trio.lowlevel.wait_readable, Ready.R, nursery.cancel_scope)
+        nursery.start_soon(wait_for, trio.lowlevel.wait_writable, Ready.W, nursery.cancel_scope)
+    return first[0]

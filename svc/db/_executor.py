@@ -1,0 +1,153 @@
+"""Run one unit of database work in a transaction of its own: session, statement comments, retries, errors.
+
+ARCHITECTURE.md ("Authorization is the database's"): the transaction starts by setting the configured role and the
+mapped claims with `set_config(..., true)`, so they end with it. SPEC "Errors": serialization failures (40001) and
+deadlocks (40P01) are retried up to 10 times with jittered backoff, since the unit owns its transaction; lost
+connections become `DATABASE_UNAVAILABLE`. SPEC "Telemetry": statements carry a structured comment naming the
+operation or resource (never a trace id), when `database.sql_comments` is on.
+"""
+
+import logging
+import random
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Literal, TypeVar
+
+import attrs
+import psycopg
+import trio
+from psycopg import pq, sql
+
+from ._connection import Connection
+from ._errors import RETRYABLE_SQLSTATES, map_database_error
+from ._pool import Pool
+
+log = logging.getLogger("svc.db")
+
+T = TypeVar("T")
+Isolation = Literal["read committed", "repeatable read", "serializable"]
+
+MAX_RETRIES = 10
+_BACKOFF_BASE = 0.01
+_BACKOFF_CAP = 1.0
+_ROLLBACK_TIMEOUT = 5.0
+_COMMENT_UNSAFE = re.compile(r"[^A-Za-z0-9_.:/\-]")
+_BEGIN: Mapping[tuple[Isolation, bool], str] = {
+    ("read committed", False): "begin isolation level read committed",
+    ("read committed", True): "begin isolation level read committed read only",
+    ("repeatable read", False): "begin isolation level repeatable read",
+    ("repeatable read", True): "begin isolation level repeatable read read only",
+    ("serializable", False): "begin isolation level serializable",
+    ("serializable", True): "begin isolation level serializable read only",
+}
+
+
+@attrs.frozen
+class Session:
+    """Who a transaction runs as: the configured role (None keeps the connecting one) and setting values."""
+
+    role: str | None = None
+    settings: Mapping[str, str] = attrs.field(factory=dict)
+
+
+class Transaction:
+    """The open transaction a unit of work runs its statements in."""
+
+    def __init__(self, conn: Connection, comment: sql.Composable | None) -> None:
+        self.connection = conn
+        self._comment = comment
+
+    async def execute(self, query: str | sql.Composable, params: Any = None, *, prepare: bool | None = None) -> Any:
+        """Execute one statement (tagged with the unit's comment) and return its cursor."""
+        if self._comment is not None:
+            query = sql.Composed([sql.SQL(query) if isinstance(query, str) else query, self._comment])
+        return await self.connection.execute(query, params, prepare=prepare)
+
+
+def sql_comment(tags: Mapping[str, str]) -> sql.Composable:
+    """`/* api='rest',method='GET',resource='users' */`: keys sorted, values reduced to a safe alphabet.
+
+    The alphabet has no `*`, `%` or quote, so no value can end the comment or look like a placeholder.
+    """
+    body = ",".join(f"{key}='{_COMMENT_UNSAFE.sub('_', value)}'" for key, value in sorted(tags.items()))
+    return sql.SQL(" /* {} */").format(sql.SQL(body))
+
+
+class Executor:
+    """Runs units of work on a pool's connections, one transaction each."""
+
+    def __init__(self, pool: Pool, *, sql_comments: bool = True, max_retries: int = MAX_RETRIES) -> None:
+        self.pool = pool
+        self._sql_comments = sql_comments
+        self._max_retries = max_retries
+
+    async def run(
+        self,
+        work: Callable[[Transaction], Awaitable[T]],
+        *,
+        tags: Mapping[str, str] | None = None,
+        session: Session | None = None,
+        readonly: bool = False,
+        isolation: Isolation = "read committed",
+    ) -> T:
+        """Run `work` in a new transaction, committed when it returns and rolled back when it raises.
+
+        Retries the whole unit on serialization failure or deadlock; raises `SvcError` for the failures
+        `map_database_error` names and the database's own error otherwise.
+        """
+        comment = sql_comment(tags) if self._sql_comments and tags else None
+        attempt = 0
+        while True:
+            try:
+                return await self._run_once(work, comment, session, _BEGIN[isolation, readonly])
+            except psycopg.Error as exc:
+                if exc.sqlstate in RETRYABLE_SQLSTATES and attempt < self._max_retries:
+                    attempt += 1
+                    log.info("retrying after %s (attempt %d of %d)", exc.sqlstate, attempt, self._max_retries)
+                    await trio.sleep(random.uniform(0, min(_BACKOFF_CAP, _BACKOFF_BASE * 2**attempt)))
+                    continue
+                mapped = map_database_error(exc)
+                if mapped is not None:
+                    raise mapped from exc
+                raise
+
+    async def _run_once(
+        self,
+        work: Callable[[Transaction], Awaitable[T]],
+        comment: sql.Composable | None,
+        session: Session | None,
+        begin: str,
+    ) -> T:
+        async with self.pool.connection() as conn:
+            await conn.execute(begin, prepare=False)
+            try:
+                if session is not None and (session.role or session.settings):
+                    await _start_session(conn, session)
+                result = await work(Transaction(conn, comment))
+                await conn.execute("commit", prepare=False)
+            except BaseException:
+                await _rollback(conn)
+                raise
+            return result
+
+
+async def _start_session(conn: Connection, session: Session) -> None:
+    names = ["role"] if session.role else []
+    values = [session.role] if session.role else []
+    names += session.settings
+    values += session.settings.values()
+    calls = sql.SQL(", ").join(sql.SQL("set_config(%s, %s, true)") for _ in names)
+    params = [item for pair in zip(names, values, strict=True) for item in pair]
+    await conn.execute(sql.SQL("select {}").format(calls), params)
+
+
+async def _rollback(conn: Connection) -> None:
+    if conn.interrupted or conn.closed:
+        return
+    if conn.pgconn.transaction_status not in (pq.TransactionStatus.INTRANS, pq.TransactionStatus.INERROR):
+        return
+    with trio.CancelScope(shield=True), trio.move_on_after(_ROLLBACK_TIMEOUT):
+        try:
+            await conn.execute("rollback", prepare=False)
+        except (psycopg.Error, OSError):
+            pass  # the connection is broken; the pool discards it on checkin

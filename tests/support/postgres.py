@@ -1,0 +1,76 @@
+"""Where the tests' PostgreSQL comes from, and a fresh database per test module.
+
+Order (DEVELOPERS.md): `SVC_TEST_DATABASE_URL` if set, else the server on 127.0.0.1:5432 if it answers, else an
+embedded one (pgserver) started in a temporary directory for the session.
+"""
+
+import os
+import secrets
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import psycopg
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+LOCAL_SERVER = "postgresql://postgres@127.0.0.1:5432/postgres"
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+@contextmanager
+def postgres_server() -> Iterator[str]:
+    """The maintenance URL of a server the tests may create databases on."""
+    url = os.environ.get("SVC_TEST_DATABASE_URL")
+    if url:
+        yield url
+        return
+    try:
+        psycopg.connect(LOCAL_SERVER, connect_timeout=3).close()
+    except psycopg.OperationalError:
+        pass
+    else:
+        yield LOCAL_SERVER
+        return
+    import pgserver
+
+    with tempfile.TemporaryDirectory(prefix="svc-test-pg-") as directory:
+        server = pgserver.get_server(Path(directory) / "data", cleanup_mode="delete")
+        try:
+            yield server.get_uri()
+        finally:
+            server.cleanup()
+
+
+@contextmanager
+def fresh_database(server_url: str, label: str, fixtures: list[str]) -> Iterator[str]:
+    """A new database named after `label`, loaded with `tests/fixtures/<name>` files, dropped afterwards."""
+    name = f"svc_test_{''.join(c if c.isalnum() else '_' for c in label)[:40]}_{secrets.token_hex(4)}"
+    with psycopg.connect(server_url, autocommit=True) as admin:
+        admin.execute(sql.SQL("create database {}").format(sql.Identifier(name)))
+    url = make_conninfo(server_url, dbname=name)
+    try:
+        if fixtures:
+            with psycopg.connect(url, autocommit=True) as conn:
+                for fixture in fixtures:
+                    conn.execute((FIXTURES / fixture).read_text())
+        yield url
+    finally:
+        with psycopg.connect(server_url, autocommit=True) as admin:
+            admin.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))
+
+
+def upstream_of(url: str) -> tuple[str, int] | str:
+    """The TCP address, or the unix socket path, a conninfo connects to."""
+    params = conninfo_to_dict(url)
+    host = params.get("host") or "/var/run/postgresql"
+    port = int(params.get("port") or 5432)
+    if host.startswith("/"):
+        return f"{host}/.s.PGSQL.{port}"
+    return (host, port)
+
+
+def via(url: str, port: int) -> str:
+    """The same conninfo, through 127.0.0.1:`port`."""
+    return make_conninfo(url, host="127.0.0.1", port=str(port), hostaddr="")
