@@ -200,16 +200,23 @@ async def open_pool(
 ) -> AsyncIterator[Pool]:
     """A pool whose health check and cancel requests run in a nursery of their own; closed on exit."""
     pool = Pool(conninfo, settings, size=size, name=name)
-    async with trio.open_nursery() as nursery:
-        pool._nursery = nursery
-        nursery.start_soon(_health_check, pool)
-        try:
-            yield pool
-        finally:
-            nursery.cancel_scope.cancel()
-            pool._nursery = None
-            with trio.CancelScope(shield=True):
-                await pool.close()
+    try:
+        async with trio.open_nursery() as nursery:
+            pool._nursery = nursery
+            nursery.start_soon(_health_check, pool)
+            try:
+                yield pool
+            finally:
+                nursery.cancel_scope.cancel()
+                pool._nursery = None
+                with trio.CancelScope(shield=True):
+                    await pool.close()
+    except BaseExceptionGroup as group:
+        # The pool's own tasks never raise, so a group holds only what the block raised: hand that back as it was,
+        # so callers catch `SvcError` and the like without unwrapping groups.
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
 
 
 async def _health_check(pool: Pool) -> None:

@@ -182,3 +182,9 @@ async def test_connect_failure_frees_the_slot(proxied_url, fault_proxy):
         async with pool.connection() as conn:
             assert await (await conn.execute("select 1")).fetchone() == (1,)
         assert pool.stats().used == 0
+
+
+async def test_an_error_raised_inside_the_pool_block_comes_out_as_itself(database_url):
+    with pytest.raises(LookupError, match="raised in the block"):
+        async with open_pool(database_url, settings(), size=1):
+            raise LookupError("raised in the block")
