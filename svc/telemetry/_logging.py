@@ -16,10 +16,22 @@ from typing import TextIO
 request_id_var: contextvars.ContextVar[str | None] = contextvars.ContextVar("svc_request_id", default=None)
 
 
-class _RequestIdFilter(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
+def _tag_records_with_the_request_id() -> None:
+    """Every record gets `request_id` when it is made, so every handler (test capture and exporters too) sees it."""
+    make = logging.getLogRecordFactory()
+    if getattr(make, "tags_request_id", False):
+        return
+
+    def factory(*args: object, **kwargs: object) -> logging.LogRecord:
+        record = make(*args, **kwargs)
         record.request_id = request_id_var.get()
-        return True
+        return record
+
+    factory.tags_request_id = True  # type: ignore[attr-defined]
+    logging.setLogRecordFactory(factory)
+
+
+_tag_records_with_the_request_id()
 
 
 class _TextFormatter(logging.Formatter):
@@ -52,7 +64,6 @@ def configure_logging(level: str = "info", fmt: str = "text", stream: TextIO | N
     """Send the `svc` and `hypercorn` loggers to `stream` (stderr) in the chosen format at `level`."""
     handler = logging.StreamHandler(stream or sys.stderr)
     handler.setFormatter(_JsonFormatter() if fmt == "json" else _TextFormatter())
-    handler.addFilter(_RequestIdFilter())
     for name in ("svc", "hypercorn.error"):
         logger = logging.getLogger(name)
         logger.handlers[:] = [handler]
