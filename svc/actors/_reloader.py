@@ -1,0 +1,131 @@
+"""The reloader actor: rebuild the Snapshot off to the side and swap it in, on request.
+
+SPEC "Operations" and "States and transitions": a notification on `reload.channel` (listened for on a dedicated
+session connection) or SIGHUP (forwarded by the server, which owns signals) reloads the schema without a restart;
+only the database is re-read. A reload whose startup checks fail, or that cannot reach the database, keeps the
+previous snapshot serving and logs why. Requests arriving while a rebuild runs are coalesced into one more rebuild.
+
+Until a first snapshot exists (the database was unreachable at startup), the reloader retries with backoff; a
+failed startup check at that point is `Fatal`, since there is nothing to keep serving. The listener reconnects
+with backoff when its connection is lost, and reloads once reconnected, since notifications sent meanwhile were
+missed.
+"""
+
+import logging
+import math
+from collections.abc import Awaitable, Callable
+
+import psycopg
+import trio
+from psycopg import sql
+
+from svc.config import ReloadConfig
+from svc.db import Connection
+from svc.errors import SvcError
+from svc.snapshot import Snapshot, SnapshotError, SnapshotHolder
+
+from ._supervisor import Fatal, backoff
+
+log = logging.getLogger("svc.reload")
+
+
+class Reloader:
+    def __init__(
+        self,
+        *,
+        conninfo: str,
+        config: ReloadConfig,
+        holder: SnapshotHolder,
+        build: Callable[[], Awaitable[Snapshot]],
+        connect_timeout: float = 5.0,
+    ) -> None:
+        self._conninfo = conninfo
+        self._config = config
+        self._holder = holder
+        self._build = build
+        self._connect_timeout = connect_timeout
+        self._requests_in, self._requests = trio.open_memory_channel[str](math.inf)
+
+    def request(self, reason: str) -> None:
+        """Ask for a rebuild (never blocks; requests pending together make one rebuild)."""
+        self._requests_in.send_nowait(reason)
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        async with trio.open_nursery() as nursery:
+            if self._config.enabled:
+                await nursery.start(self._listen)
+            if self._holder.current is None:
+                nursery.start_soon(self._until_first_snapshot)
+            task_status.started()
+            await self._rebuild_on_request()
+
+    async def reload(self, reason: str) -> bool:
+        """Build a snapshot now and swap it in; on failure keep the current one. True when swapped."""
+        started = trio.current_time()
+        try:
+            snapshot = await self._build()
+        except (SnapshotError, SvcError) as exc:
+            current = self._holder.current
+            if current is None and isinstance(exc, SnapshotError):
+                raise Fatal(f"startup check failed: {exc}") from exc
+            serving = f"still serving generation {current.generation}" if current else "no schema served yet"
+            log.error("schema reload (%s) failed; %s: %s", reason, serving, exc)
+            return False
+        served = self._holder.swap(snapshot)
+        log.info("schema reloaded (%s): generation %d in %.0f ms", reason, served.generation,
+                 (trio.current_time() - started) * 1000)  # fmt: skip
+        return True
+
+    async def _rebuild_on_request(self) -> None:
+        async for reason in self._requests:
+            reasons = [reason]
+            while True:
+                try:
+                    reasons.append(self._requests.receive_nowait())
+                except trio.WouldBlock:
+                    break
+            await self.reload(", ".join(dict.fromkeys(reasons)))
+
+    async def _until_first_snapshot(self) -> None:
+        failures = 0
+        while self._holder.current is None:
+            failures += 1
+            await trio.sleep(backoff(failures))
+            if self._holder.current is None:
+                self.request("no schema snapshot yet")
+
+    async def _listen(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """LISTEN on the reload channel on a session connection of its own, reconnecting with backoff.
+
+        Reports readiness after the first attempt, listening or not, so an unreachable database does not hold up
+        the service's start. After a reconnection it asks for a reload: notifications sent meanwhile were missed.
+        """
+        channel = self._config.channel
+        failures = 0
+        listened_before = reported = False
+        while True:
+            try:
+                conn = await Connection.connect(self._conninfo, autocommit=True, timeout=self._connect_timeout)
+                async with conn:
+                    await conn.execute(sql.SQL("listen {}").format(sql.Identifier(channel)))
+                    log.info("listening for schema reload requests on %s", channel)
+                    if listened_before:
+                        self.request("reload listener reconnected")
+                    listened_before, failures = True, 0
+                    if not reported:
+                        reported = True
+                        task_status.started()
+                    async for _ in conn.notifies():
+                        self.request(f"notification on {channel}")
+            except (psycopg.Error, OSError) as exc:
+                failures += 1
+                delay = backoff(failures)
+                log.warning("reload listener: %s; reconnecting in %.2fs", _first_line(exc), delay)
+                if not reported:
+                    reported = True
+                    task_status.started()
+                await trio.sleep(delay)
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
