@@ -1,0 +1,96 @@
+"""The `svc` command (SPEC "Command line"): serve, the embedded demo, and the export commands.
+
+`svc` and `svc run` serve on `server.host:server.port`; `svc demo` serves the demo schema from an embedded
+PostgreSQL in dev mode; `svc export-config-schema --out <path>` writes the configuration's JSON Schema. `--config`
+and `--mode` are accepted before or after the command. Exit codes: 0 after a graceful stop or a written file, 1 when
+the service cannot run, 2 for a usage or configuration error (every problem is printed, each naming its key).
+"""
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from svc.config import MODES, ConfigError, LoadedConfig, config_json_schema, load_config
+from svc.telemetry import configure_logging
+
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return int(args.command(args))
+    except ConfigError as exc:
+        for problem in exc.problems:
+            print(f"svc: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _run(args: argparse.Namespace) -> int:
+    from svc import server
+
+    loaded = _load(args)
+    loaded.secrets.require_database_url()
+    return server.run(loaded)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from svc import demo, server
+
+    configure_logging()  # until the configuration is read, which needs the embedded database's address
+    with demo.embedded_database(Path(args.data)) as url:
+        loaded = _load(args, mode="dev", environ={**os.environ, "DATABASE_URL": url})
+        return server.run(loaded)
+
+
+def _export_config_schema(args: argparse.Namespace) -> int:
+    out = Path(args.out or load_config(path=args.config, mode=args.mode).config.export.config_schema)
+    out.write_text(json.dumps(config_json_schema(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {out}")
+    return 0
+
+
+def _load(args: argparse.Namespace, *, mode: str | None = None, environ: dict[str, str] | None = None) -> LoadedConfig:
+    loaded = load_config(path=args.config, mode=mode or args.mode, environ=environ)
+    logs = loaded.config.telemetry.logs
+    configure_logging(logs.level, logs.format)
+    return loaded
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="svc", description=__doc__.split("\n")[0])
+    _add_common_options(parser, after_command=False)
+    parser.set_defaults(command=_run)
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+
+    run = commands.add_parser("run", help="serve (the default)")
+    run.set_defaults(command=_run)
+
+    demo = commands.add_parser("demo", help="serve the demo schema on an embedded PostgreSQL, in dev mode")
+    demo.add_argument("--data", default=".svc", metavar="DIR", help="where the embedded server keeps its data")
+    demo.set_defaults(command=_demo)
+
+    export = commands.add_parser("export-config-schema", help="write the JSON Schema of svc.yaml")
+    export.add_argument("--out", metavar="PATH", help="output file; default export.config_schema (svc.schema.json)")
+    export.set_defaults(command=_export_config_schema)
+
+    for command in (run, demo, export):
+        _add_common_options(command, after_command=True)
+    return parser
+
+
+def _add_common_options(parser: argparse.ArgumentParser, *, after_command: bool) -> None:
+    # After the command the defaults are suppressed, so they do not overwrite options given before it.
+    default = argparse.SUPPRESS if after_command else None
+    parser.add_argument(
+        "--config", default=default, metavar="PATH", help="configuration file (must exist); default ./svc.yaml"
+    )
+    parser.add_argument("--mode", default=default, choices=MODES, help="dev or prod; default SVC_MODE, else prod")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

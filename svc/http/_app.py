@@ -1,0 +1,154 @@
+"""The ASGI application: request ids, routing (404/405/OPTIONS/HEAD), CORS, security headers, typed errors.
+
+SPEC "Endpoints" -> service-level: every response echoes the incoming `X-Request-Id` or carries a generated UUID v4;
+in dev mode responses carry `Server-Timing: total;dur=<ms>` (plus the entries a handler adds). SPEC "Operations":
+security headers per `headers.preset`. Errors a handler raises as `SvcError` become RFC 9457 problem documents;
+anything else is logged under the request id and answered 500, masked unless `errors.detail: full`.
+
+A request takes the current snapshot once, when it arrives, and finishes on it (ARCHITECTURE.md, "Snapshot").
+"""
+
+import logging
+import re
+import time
+import uuid
+from collections.abc import Iterable
+from typing import Any
+
+from svc.config import Config
+from svc.errors import Code, SvcError
+from svc.snapshot import SnapshotHolder
+from svc.telemetry import request_id_var
+
+from ._cors import CorsPolicy
+from ._messages import Receive, Request, Response
+from ._problem import internal_error, problem
+from ._routing import Route, Router
+from ._security import SecurityHeaders
+
+log = logging.getLogger("svc.http")
+
+Send = Any  # the ASGI send callable
+
+#: An incoming request id is echoed when it is short printable ASCII; anything else is replaced by a new one.
+_REQUEST_ID = re.compile(r"^[\x21-\x7e]{1,200}$")
+
+
+class App:
+    """The ASGI callable hypercorn serves."""
+
+    def __init__(self, config: Config, holder: SnapshotHolder, routes: Iterable[Route]) -> None:
+        self._router = Router(routes)
+        self._holder = holder
+        self._dev = config.mode == "dev"
+        self._full_detail = config.errors.detail == "full"
+        self._cors = CorsPolicy(config.server.cors)
+        self._security = SecurityHeaders(config.headers)
+
+    async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            await self._http(scope, receive, send)
+        elif scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+        elif scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008})  # no WebSocket routes are served yet
+
+    async def _http(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        started = time.perf_counter()
+        headers = _headers(scope)
+        incoming = headers.get("x-request-id")
+        request_id = incoming if incoming and _REQUEST_ID.match(incoming) else str(uuid.uuid4())
+        token = request_id_var.set(request_id)
+        try:
+            request = Request(
+                method=scope["method"],
+                path=scope["path"],
+                query_string=scope.get("query_string", b""),
+                headers=headers,
+                request_id=request_id,
+                snapshot=self._holder.current,
+                client=scope.get("client"),
+                receive=receive,
+            )
+            route = self._router.find(request.path)
+            origin = request.header("origin")
+            if route is not None and self._cors.is_preflight(
+                request.method, origin, request.header("access-control-request-method")
+            ):
+                assert origin is not None
+                response, cors = Response.empty(204, headers=self._cors.preflight_headers(origin)), []
+            else:
+                response, cors = await self._respond(request, route), self._cors.response_headers(origin)
+            await self._send(send, request, route, response, cors=cors, started=started)
+        finally:
+            request_id_var.reset(token)
+
+    async def _respond(self, request: Request, route: Route | None) -> Response:
+        try:
+            if route is None:
+                raise SvcError(Code.NOT_FOUND, f"no resource at {request.path}")
+            if request.method == "OPTIONS":
+                return Response.empty(204, headers=[("Allow", ", ".join(route.allowed()))])
+            method = "GET" if request.method == "HEAD" else request.method
+            if method not in route.methods:
+                error = SvcError(Code.METHOD_NOT_ALLOWED, f"{request.method} is not allowed on {request.path}")
+                return problem(error, request, headers=(("Allow", ", ".join(route.allowed())),))
+            if route.needs_snapshot and request.snapshot is None:
+                raise SvcError(Code.DATABASE_UNAVAILABLE, "the schema has not been read from the database yet")
+            return await route.handler(request)
+        except SvcError as error:
+            return problem(error, request)
+        except Exception as exc:
+            log.error("unhandled error in %s %s", request.method, request.path, exc_info=exc)
+            return internal_error(request, exc, full_detail=self._full_detail)
+
+    async def _send(
+        self,
+        send: Send,
+        request: Request,
+        route: Route | None,
+        response: Response,
+        *,
+        cors: list[tuple[str, str]],
+        started: float,
+    ) -> None:
+        headers: list[tuple[str, str]] = [("X-Request-Id", request.request_id)]
+        if response.content_type is not None:
+            headers.append(("Content-Type", response.content_type))
+        if response.status not in (204, 304):
+            headers.append(("Content-Length", str(len(response.body))))
+        headers += response.headers
+        headers += self._security.ui if route is not None and route.ui else self._security.api
+        headers += cors
+        if self._dev:
+            total = (time.perf_counter() - started) * 1000
+            entries = [f"{name};dur={ms:.1f}" for name, ms in request.timings]
+            headers.append(("Server-Timing", ", ".join([*entries, f"total;dur={total:.1f}"])))
+        await send(
+            {
+                "type": "http.response.start",
+                "status": response.status,
+                "headers": [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers],
+            }
+        )
+        body = b"" if request.method == "HEAD" else response.body
+        await send({"type": "http.response.body", "body": body})
+
+
+def _headers(scope: dict[str, Any]) -> dict[str, str]:
+    """Lower-case names; a repeated header's values joined with ", " (RFC 9110 field combination)."""
+    headers: dict[str, str] = {}
+    for raw_name, raw_value in scope.get("headers", ()):
+        name = raw_name.decode("latin-1").lower()
+        value = raw_value.decode("latin-1")
+        headers[name] = f"{headers[name]}, {value}" if name in headers else value
+    return headers
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    """The server (svc/server.py) owns startup and shutdown; the ASGI lifespan only acknowledges them."""
+    while True:
+        kind = (await receive())["type"]  # lifespan.startup, then lifespan.shutdown
+        await send({"type": f"{kind}.complete"})
+        if kind == "lifespan.shutdown":
+            return

@@ -1,0 +1,86 @@
+"""Service probes (SPEC "Endpoints" -> service-level): `/live`, `/ready`, `/health`.
+
+`/ready` runs a trivial query and answers within two seconds whatever the database does: 200
+`{"status":"ok","database":"connected"}`, else 503 `{"status":"error","database":"unreachable"}`. It also needs a
+schema snapshot to be served (the database may be back before the first one is built). `/health` combines the
+database state, the snapshot's generation and age, the pool's counts, the version and the uptime.
+"""
+
+import time
+from datetime import UTC, datetime
+
+import psycopg
+import trio
+
+from svc.db import Pool
+from svc.snapshot import SnapshotHolder
+
+from ._messages import Request, Response
+from ._routing import Route
+
+#: The trivial query's budget: the answer leaves well within SPEC's two seconds even on a loaded machine.
+READY_TIMEOUT = 1.5
+
+
+class Probes:
+    def __init__(self, *, pool: Pool, holder: SnapshotHolder, version: str, started: float) -> None:
+        self._pool = pool
+        self._holder = holder
+        self._version = version
+        self._started = started
+
+    def routes(self) -> list[Route]:
+        return [
+            Route("/live", frozenset({"GET"}), self.live, needs_snapshot=False),
+            Route("/ready", frozenset({"GET"}), self.ready, needs_snapshot=False),
+            Route("/health", frozenset({"GET"}), self.health, needs_snapshot=False),
+        ]
+
+    async def live(self, request: Request) -> Response:
+        return Response.json({"status": "ok"})
+
+    async def ready(self, request: Request) -> Response:
+        if not await self._database_answers():
+            return Response.json({"status": "error", "database": "unreachable"}, 503)
+        if self._holder.current is None:
+            return Response.json({"status": "error", "database": "connected", "schema": "loading"}, 503)
+        return Response.json({"status": "ok", "database": "connected"})
+
+    async def health(self, request: Request) -> Response:
+        connected = await self._database_answers()
+        snapshot = self._holder.current
+        stats = self._pool.stats()
+        ok = connected and snapshot is not None
+        schema = (
+            None
+            if snapshot is None
+            else {
+                "generation": snapshot.generation,
+                "builtAt": _iso(snapshot.built_at),
+                "age": round(snapshot.age(), 3),
+            }
+        )
+        body = {
+            "status": "ok" if ok else "error",
+            "timestamp": _iso(datetime.now(UTC)),
+            "version": self._version,
+            "uptime": round(time.monotonic() - self._started, 3),
+            "database": "connected" if connected else "unreachable",
+            "schema": schema,
+            "pool": {"size": stats.size, "idle": stats.idle, "used": stats.used, "pending": stats.pending},
+        }
+        return Response.json(body, 200 if ok else 503)
+
+    async def _database_answers(self) -> bool:
+        with trio.move_on_after(READY_TIMEOUT):
+            try:
+                async with self._pool.connection() as conn:
+                    await conn.execute("select 1", prepare=False)
+                return True
+            except (psycopg.Error, OSError):
+                return False
+        return False
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")

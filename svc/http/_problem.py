@@ -1,0 +1,36 @@
+"""RFC 9457 problem documents for typed errors (SPEC "Other fixed shapes", "Errors" -> REST).
+
+`type` is always `about:blank`; `code` is the typed code; `requestId` always present; extension members (`limit`,
+`actual`, `fields`, ...) are copied as they are.
+"""
+
+from svc.errors import Code, SvcError
+
+from ._messages import Request, Response
+
+PROBLEM_JSON = "application/problem+json"
+
+
+def problem(error: SvcError, request: Request, *, headers: tuple[tuple[str, str], ...] = ()) -> Response:
+    document = {
+        "type": "about:blank",
+        "title": error.title,
+        "status": error.status,
+        "detail": error.message,
+        "instance": request.path,
+        "code": error.code_name,
+        "requestId": request.request_id,
+        **error.extensions,
+    }
+    response = Response.json(document, error.status, headers=headers)
+    return Response(response.status, response.body, PROBLEM_JSON, response.headers)
+
+
+def internal_error(request: Request, exc: BaseException, *, full_detail: bool) -> Response:
+    """SPEC "Masking": masked answers say only that it failed and under which request id it was logged."""
+    detail = (
+        f"{type(exc).__name__}: {exc}"
+        if full_detail
+        else f"an internal error occurred; it was logged under request id {request.request_id}"
+    )
+    return problem(SvcError(Code.INTERNAL_SERVER_ERROR, detail), request)

@@ -1,0 +1,42 @@
+"""The route table: exact paths to handlers, with the methods each accepts.
+
+Unknown paths are 404 and known paths with another method 405 with `Allow` (RFC 9457 problems); HEAD is
+accepted wherever GET is, and OPTIONS answers 204 with `Allow` on every known path.
+"""
+
+from collections.abc import Awaitable, Callable, Iterable
+
+import attrs
+
+from ._messages import Request, Response
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+@attrs.frozen
+class Route:
+    path: str
+    methods: frozenset[str]
+    handler: Handler
+    #: An interactive UI page: the strict preset's CSP and frame header are left off it.
+    ui: bool = False
+    #: Served before a snapshot exists (probes): the handler does not need one.
+    needs_snapshot: bool = True
+
+    def allowed(self) -> list[str]:
+        methods = set(self.methods) | {"OPTIONS"}
+        if "GET" in methods:
+            methods.add("HEAD")
+        return sorted(methods)
+
+
+class Router:
+    def __init__(self, routes: Iterable[Route]) -> None:
+        self._routes: dict[str, Route] = {}
+        for route in routes:
+            if route.path in self._routes:
+                raise ValueError(f"two routes for {route.path}")
+            self._routes[route.path] = route
+
+    def find(self, path: str) -> Route | None:
+        return self._routes.get(path)

@@ -1,0 +1,163 @@
+"""The root nursery: the pool, the first snapshot, the actors and hypercorn, owned together (layer 11).
+
+ARCHITECTURE.md ("Runtime"): hypercorn runs inside our nursery with a shutdown trigger; actors run under the
+supervisor. Signals belong here: SIGTERM (and SIGINT) stop accepting, let in-flight requests finish within
+`server.shutdown_timeout`, cancel the actors and close the pool, and `serve` returns normally (exit 0); SIGHUP asks
+the reloader for a new snapshot (SPEC "Operations").
+
+Startup does not wait for the database: when it cannot be reached, the service listens anyway (`/live` 200, `/ready`
+503) and the reloader builds the first snapshot as soon as it can. A database that is reachable but does not fit
+the configuration (a startup check fails) stops the service with an error instead.
+"""
+
+import logging
+import signal
+import time
+from collections.abc import Sequence
+from functools import partial
+from importlib import metadata
+
+import hypercorn.config
+import hypercorn.trio
+import trio
+
+from svc.actors import Fatal, Reloader, supervise
+from svc.config import Config, ConfigError, LoadedConfig
+from svc.db import ConnectionSettings, Executor, Pool, open_pool
+from svc.http import App, Probes, Route
+from svc.snapshot import SnapshotHolder, build_snapshot
+
+log = logging.getLogger("svc.server")
+
+try:
+    VERSION = metadata.version("svc")
+except metadata.PackageNotFoundError:  # pragma: no cover - running from a checkout that was never installed
+    VERSION = "0+unknown"
+
+
+class StartupError(Exception):
+    """The service cannot start (a startup check failed); the message says why."""
+
+
+async def serve(
+    loaded: LoadedConfig,
+    *,
+    routes: Sequence[Route] = (),
+    task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve until SIGTERM or SIGINT; report the bound addresses (`http://host:port`) once listening.
+
+    `routes` are added to the service's own (tests use this to stand in for slow API requests).
+    """
+    config = loaded.config
+    conninfo = loaded.secrets.require_database_url()
+    started = time.monotonic()
+    for warning in loaded.warnings:
+        log.warning("%s", warning)
+
+    async with open_pool(conninfo, connection_settings(config), size=config.database.pool_size) as pool:
+        executor = Executor(pool, sql_comments=config.database.sql_comments)
+        holder = SnapshotHolder()
+
+        reloader = Reloader(
+            conninfo=conninfo,
+            config=config.reload,
+            holder=holder,
+            build=partial(build_snapshot, executor, config),
+            connect_timeout=config.database.connect_timeout.seconds,
+        )
+        await _first_snapshot(reloader)
+        app = App(config, holder, [*_service_routes(pool, holder, started), *routes])
+        shutdown = trio.Event()
+        async with trio.open_nursery() as nursery:
+            await nursery.start(_handle_signals, shutdown, reloader, nursery.cancel_scope)
+            await nursery.start(supervise, "reloader", reloader.run)
+            binds = await nursery.start(_serve_http, app, _hypercorn_config(config), shutdown, nursery.cancel_scope)
+            log.info("svc %s serving %s in %s mode on %s", VERSION, ", ".join(config.database.schemas),
+                     config.mode, ", ".join(binds))  # fmt: skip
+            task_status.started(binds)
+    log.info("stopped")
+
+
+def connection_settings(config: Config) -> ConnectionSettings:
+    timeout = config.limits.statement_timeout
+    return ConnectionSettings(
+        statement_timeout_ms=timeout.milliseconds if timeout is not None else None,
+        schemas=config.database.schemas,
+        statement_cache=config.database.statement_cache,
+        connect_timeout=config.database.connect_timeout.seconds,
+    )
+
+
+def _service_routes(pool: Pool, holder: SnapshotHolder, started: float) -> list[Route]:
+    return Probes(pool=pool, holder=holder, version=VERSION, started=started).routes()
+
+
+async def _first_snapshot(reloader: Reloader) -> None:
+    """Build the first snapshot; when the database is unreachable the reloader keeps trying in the background."""
+    try:
+        await reloader.reload("startup")
+    except Fatal as exc:
+        raise StartupError(str(exc)) from exc
+
+
+def _hypercorn_config(config: Config) -> hypercorn.config.Config:
+    hc = hypercorn.config.Config()
+    hc.bind = [f"{_bracketed(config.server.host)}:{config.server.port}"]
+    hc.graceful_timeout = config.server.shutdown_timeout.seconds
+    hc.include_server_header = False
+    hc.accesslog = None
+    hc.errorlog = logging.getLogger("hypercorn.error")  # configured with ours (svc.telemetry)
+    return hc
+
+
+def _bracketed(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+async def _serve_http(
+    app: App,
+    hc: hypercorn.config.Config,
+    shutdown: trio.Event,
+    root: trio.CancelScope,
+    *,
+    task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Run hypercorn until `shutdown` is set and its in-flight requests are done, then stop everything else."""
+    await hypercorn.trio.serve(app, hc, shutdown_trigger=shutdown.wait, task_status=task_status)  # type: ignore[arg-type]
+    root.cancel()
+
+
+async def _handle_signals(
+    shutdown: trio.Event,
+    reloader: Reloader,
+    root: trio.CancelScope,
+    *,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """SIGHUP reloads; the first SIGTERM/SIGINT shuts down gracefully, a second one stops at once."""
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
+        task_status.started()
+        async for signum in signals:
+            name = signal.Signals(signum).name
+            if signum == signal.SIGHUP:
+                reloader.request("SIGHUP")
+            elif not shutdown.is_set():
+                log.info("%s: no new connections; finishing in-flight requests, then stopping", name)
+                shutdown.set()
+            else:
+                log.warning("%s again: stopping without waiting for in-flight requests", name)
+                root.cancel()
+
+
+def run(loaded: LoadedConfig, *, routes: Sequence[Route] = ()) -> int:
+    """Serve in a new Trio run; the process exit code: 0 after a graceful stop, 1 when the service cannot run."""
+    failure: BaseException | None = None
+    try:
+        trio.run(partial(serve, loaded, routes=routes))
+    except* (StartupError, Fatal, ConfigError) as group:
+        failure = group.exceptions[0]
+    if failure is not None:
+        log.error("cannot serve: %s", failure)
+        return 1
+    return 0
