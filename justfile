@@ -1,0 +1,26 @@
+# Recipes for the README's commands and the checks CI runs (`just --list`).
+
+venv := ".venv"
+
+# Install svc with its test tools into .venv.
+install:
+    python3 -m venv {{venv}}
+    {{venv}}/bin/pip install -q -e '.[test]'
+
+# Serve the demo schema from an embedded PostgreSQL on :4000 (dev mode).
+demo: install
+    {{venv}}/bin/svc demo
+
+# Run the tests against a real PostgreSQL (see README).
+test *args: install
+    {{venv}}/bin/pytest {{args}}
+
+# Lint: ruff (rules and format) and the layer contract of ARCHITECTURE.md.
+lint: install
+    {{venv}}/bin/ruff check .
+    {{venv}}/bin/ruff format --check .
+    {{venv}}/bin/lint-imports
+
+# What CI runs on a clean clone.
+ci:
+    bash .ci/run
