@@ -17,6 +17,8 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 LOCAL_SERVER = "postgresql://postgres@127.0.0.1:5432/postgres"
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+#: The pagila sample database (tests/fixtures/pagila/README.md), plus the two indexes the benchmark adds.
+PAGILA = ["pagila/pagila-schema.sql", "pagila/pagila-data.sql", "pagila_indexes.sql"]
 
 
 @contextmanager
@@ -54,7 +56,7 @@ def fresh_database(server_url: str, label: str, fixtures: list[str]) -> Iterator
         if fixtures:
             with psycopg.connect(url, autocommit=True) as conn:
                 for fixture in fixtures:
-                    conn.execute((FIXTURES / fixture).read_text())
+                    load_fixture(conn, fixture)
         yield url
     finally:
         with psycopg.connect(server_url, autocommit=True) as admin:
@@ -74,3 +76,29 @@ def upstream_of(url: str) -> tuple[str, int] | str:
 def via(url: str, port: int) -> str:
     """The same conninfo, through 127.0.0.1:`port`."""
     return make_conninfo(url, host="127.0.0.1", port=str(port), hostaddr="")
+
+
+def load_fixture(conn: psycopg.Connection, fixture: str) -> None:
+    """`tests/fixtures/<fixture>`, a SQL file or a plain pg_dump file."""
+    load_dump(conn, (FIXTURES / fixture).read_text(encoding="utf-8"))
+
+
+def load_dump(conn: psycopg.Connection, text: str) -> None:
+    """Run a plain-format pg_dump file without psql: statements as they are, `COPY ... FROM stdin` blocks streamed
+    through COPY. Each block of statements between COPY blocks is sent at once."""
+    statements: list[str] = []
+    lines = iter(text.splitlines(keepends=True))
+    for line in lines:
+        if line.startswith("COPY ") and line.rstrip().endswith("FROM stdin;"):
+            if statements:
+                conn.execute("".join(statements))
+                statements = []
+            with conn.cursor().copy(line.rstrip().rstrip(";")) as copy:
+                for row in lines:
+                    if row.rstrip("\n") == "\\.":
+                        break
+                    copy.write(row)
+        else:
+            statements.append(line)
+    if "".join(statements).strip():
+        conn.execute("".join(statements))
