@@ -1,0 +1,479 @@
+"""The API model: every name, type, relation and error code both APIs are generated from (layer 3).
+
+Built once per snapshot from the catalog facts and the configuration (`build_model`). The GraphQL schema, the
+OpenAPI document, the planners and the compiler read these values; none of them derives a name of its own.
+Database names (`schema`, `table`, `column`) travel with every API name, so the compiler never looks names up.
+"""
+
+import enum
+from collections.abc import Mapping
+
+import attrs
+
+from svc.catalog import Bounds, ForeignKeyAction, RelationKind
+
+
+class Scalar(enum.Enum):
+    """The GraphQL scalars values map to (SPEC "Scalars and value mapping")."""
+
+    INT = "Int"
+    BIG_INT = "BigInt"  # int8: a JSON string
+    FLOAT = "Float"
+    DECIMAL = "Decimal"  # numeric: a JSON string
+    BOOLEAN = "Boolean"
+    STRING = "String"
+    UUID = "UUID"
+    DATETIME = "Datetime"
+    DATE = "Date"
+    TIME = "Time"
+    INTERVAL = "Interval"
+    JSON = "JSON"
+
+
+class ValueKind(enum.Enum):
+    SCALAR = "scalar"
+    ENUM = "enum"
+    COMPOSITE = "composite"
+    RANGE = "range"
+    LIST = "list"
+
+
+@attrs.frozen
+class ValueType:
+    """The API type of a value (a column, argument, attribute or function result) and its SQL type.
+
+    `name` is the scalar, enum, composite or range type's GraphQL name (for a list, its item's); `sql_type` is what
+    a bound parameter is cast to (`integer`, `public.mpaa_rating`, `text[]`).
+    """
+
+    kind: ValueKind
+    name: str
+    sql_type: str
+    item: "ValueType | None" = None
+    item_nullable: bool = True
+
+    @property
+    def scalar(self) -> Scalar | None:
+        return Scalar(self.name) if self.kind is ValueKind.SCALAR else None
+
+
+@attrs.frozen
+class Deprecation:
+    reason: str
+
+
+@attrs.frozen
+class Field:
+    """A column exposed as a field of its entity's type."""
+
+    name: str  # API name, camelCase
+    column: str
+    type: ValueType
+    nullable: bool  # as read
+    description: str | None = None
+    deprecation: Deprecation | None = None
+    #: Generated and identity-always columns are never written.
+    writable: bool = True
+    #: A create may leave it out (nullable, default, identity or generated).
+    optional_on_create: bool = True
+    max_length: int | None = None  # varchar(n)/char(n)
+    numeric_precision: int | None = None
+    numeric_scale: int | None = None
+    bounds: Bounds | None = None
+    #: Orderable and comparable with <, > (not json, not composite, not arrays of those).
+    orderable: bool = True
+
+
+class Cardinality(enum.Enum):
+    TO_ONE = "to_one"
+    TO_MANY = "to_many"
+    MANY_TO_MANY = "many_to_many"
+
+
+@attrs.frozen
+class EntityRef:
+    schema: str
+    table: str
+
+
+@attrs.frozen
+class Relation:
+    """A relation field: to-one (this row holds the key), to-many (children hold it) or many-to-many (through a
+    junction table's two foreign keys).
+
+    `pairs` match this entity's columns with the target's: for to-one, (foreign key column, referenced column); for
+    to-many, (referenced column here, foreign key column of the child); for many-to-many, (this entity's column,
+    the junction's column) in `pairs` and (the junction's column, the target's column) in `junction_pairs`.
+    """
+
+    name: str
+    kind: Cardinality
+    target: EntityRef
+    pairs: tuple[tuple[str, str], ...]
+    foreign_key: str  # the constraint (for many-to-many: the junction's key towards the target)
+    #: To-one on the row holding the key (else a reverse relation or many-to-many).
+    holds_key: bool = False
+    nullable: bool = True  # to-one: the row may have none
+    junction: EntityRef | None = None
+    junction_pairs: tuple[tuple[str, str], ...] = ()
+    junction_foreign_key: str | None = None  # many-to-many: the junction's key towards this entity
+    on_delete: ForeignKeyAction = ForeignKeyAction.NO_ACTION
+    description: str | None = None
+    deprecation: Deprecation | None = None
+    #: `batch: true` on a virtual key to a remote table: children of a page of parents in one remote query.
+    batch: bool = False
+
+
+@attrs.frozen
+class Hierarchy:
+    """`ancestors`/`descendants` over a self-referencing foreign key (prefixed with the relation's name when the
+    table has more than one)."""
+
+    ancestors: str
+    descendants: str
+    pairs: tuple[tuple[str, str], ...]  # (child's foreign key column, parent's key column)
+    foreign_key: str
+
+
+@attrs.frozen
+class Argument:
+    name: str  # API name
+    sql_name: str | None  # the function's argument name (None when unnamed: passed by position)
+    type: ValueType
+    required: bool  # no default; (non-null in the API only when the function is strict or it has no default)
+    position: int  # among the function's input arguments, from 0
+
+
+class ReturnKind(enum.Enum):
+    ROWS = "rows"  # set of a table's rows: a connection at the root, a list elsewhere
+    ROW = "row"  # one row of a table (or null)
+    SCALAR = "scalar"
+    SCALARS = "scalars"  # set of scalars: a list
+    RECORD = "record"  # OUT/TABLE columns: an object type of its own
+    RECORDS = "records"
+    VOID = "void"
+
+
+@attrs.frozen
+class RecordType:
+    """The object type of a function's OUT/TABLE columns."""
+
+    name: str
+    fields: tuple[Field, ...]
+
+
+@attrs.frozen
+class Returns:
+    kind: ReturnKind
+    entity: EntityRef | None = None  # ROWS, ROW
+    type: ValueType | None = None  # SCALAR, SCALARS
+    record: RecordType | None = None  # RECORD, RECORDS
+
+
+@attrs.frozen
+class ComputedField:
+    """A function whose first argument is this entity's row: a field with the function's other arguments."""
+
+    name: str
+    schema: str
+    function: str
+    arguments: tuple[Argument, ...]  # without the row argument
+    returns: Returns
+    description: str | None = None
+    deprecation: Deprecation | None = None
+    #: Mounted functions (`functions.<name>.mount`): arguments filled from this row's columns, API name -> column.
+    from_columns: Mapping[str, str] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class RootFunction:
+    """A STABLE/IMMUTABLE function served as a query root field, or a VOLATILE one as a mutation."""
+
+    name: str
+    schema: str
+    function: str
+    arguments: tuple[Argument, ...]
+    returns: Returns
+    mutation: bool
+    strict: bool
+    description: str | None = None
+    deprecation: Deprecation | None = None
+
+
+@attrs.frozen
+class Lookup:
+    """A lookup by a whole unique key: `person(id:)` for the primary key, `personByUsername(username:)` else."""
+
+    name: str
+    columns: tuple[str, ...]
+    primary: bool
+    constraint: str
+
+
+class ErrorKind(enum.Enum):
+    UNIQUE = "unique"
+    FOREIGN_KEY = "foreign_key"  # the referenced row does not exist
+    REFERENCED_BY = "referenced_by"  # a row referring here blocks a delete or re-key
+    CHECK = "check"
+    EXCLUSION = "exclusion"
+    NOT_NULL = "not_null"
+    DOMAIN_CHECK = "domain_check"
+    STALE_VERSION = "stale_version"
+    TOO_LONG = "too_long"
+    OUT_OF_RANGE = "out_of_range"
+
+
+@attrs.frozen
+class ErrorCode:
+    """One value of `<Type>ErrorCode`: the code, what raises it, and the fields it names (SPEC "Errors")."""
+
+    code: str
+    kind: ErrorKind
+    constraint: str | None  # constraint or index name the database reports (None for checks before SQL)
+    columns: tuple[str, ...]
+    #: Other names the database may report for the same violation (partition constraints of a lifted key).
+    aliases: tuple[str, ...] = ()
+
+
+class Operation(enum.Enum):
+    READ = "read"  # lookups, node
+    LIST = "list"
+    CONNECTION = "connection"
+    CREATE = "create"
+    UPDATE = "update"
+    DELETE = "delete"
+
+
+@attrs.frozen
+class RootNames:
+    """Root field names of an entity (SPEC "Root fields per table")."""
+
+    single: str  # person
+    list: str  # people
+    connection: str  # peopleConnection
+    create: str  # createPerson
+    create_many: str  # createPeople
+    update: str  # updatePerson
+    update_by_node_id: str  # updatePersonByNodeId
+    update_many: str  # updatePeople
+    delete: str  # deletePerson
+    delete_by_node_id: str  # deletePersonByNodeId
+    delete_many: str  # deletePeople
+
+
+@attrs.frozen
+class TypeNames:
+    """Every GraphQL type name an entity's type gives rise to (SPEC "Resources and their fields").
+
+    The one place these names are derived: the SDL builder uses them, and the model checks them for collisions.
+    """
+
+    type: str
+    plural: str
+    connection: str
+    edge: str
+    order_by: str
+    condition: str
+    filter: str
+    to_many_filter: str
+    group_by: str
+    having: str
+    key_input: str
+    create_input: str
+    update_input: str
+    error_code: str
+    aggregates: str
+    aggregates_group: str
+    fuzzy_field: str
+    vector_field: str
+    bm25_field: str
+    search_results: str
+    search_hit: str
+    create_payload: str
+    create_many_payload: str
+    update_payload: str
+    update_many_payload: str
+    delete_payload: str
+    delete_many_payload: str
+    on_conflict: str
+    connect_or_create: str
+    update_by_key: str
+    to_one_input: str
+    to_one_update_input: str
+    to_many_input: str
+    to_many_update_input: str
+    many_to_many_input: str
+    many_to_many_update_input: str
+
+    @classmethod
+    def of(cls, type_name: str, plural: str) -> "TypeNames":
+        return cls(
+            type=type_name,
+            plural=plural,
+            connection=f"{plural}Connection",
+            edge=f"{plural}Edge",
+            order_by=f"{type_name}OrderBy",
+            condition=f"{type_name}Condition",
+            filter=f"{type_name}Filter",
+            to_many_filter=f"{type_name}ToManyFilter",
+            group_by=f"{type_name}GroupBy",
+            having=f"{type_name}HavingInput",
+            key_input=f"{type_name}KeyInput",
+            create_input=f"Create{type_name}Input",
+            update_input=f"Update{type_name}Input",
+            error_code=f"{type_name}ErrorCode",
+            aggregates=f"{type_name}Aggregates",
+            aggregates_group=f"{type_name}AggregatesGroup",
+            fuzzy_field=f"{type_name}FuzzyField",
+            vector_field=f"{type_name}VectorField",
+            bm25_field=f"{type_name}Bm25Field",
+            search_results=f"{type_name}SearchResults",
+            search_hit=f"{type_name}SearchHit",
+            create_payload=f"Create{type_name}Payload",
+            create_many_payload=f"Create{plural}Payload",
+            update_payload=f"Update{type_name}Payload",
+            update_many_payload=f"Update{plural}Payload",
+            delete_payload=f"Delete{type_name}Payload",
+            delete_many_payload=f"Delete{plural}Payload",
+            on_conflict=f"{type_name}OnConflictInput",
+            connect_or_create=f"{type_name}ConnectOrCreateInput",
+            update_by_key=f"{type_name}UpdateByKeyInput",
+            to_one_input=f"{type_name}ToOneInput",
+            to_one_update_input=f"{type_name}ToOneUpdateInput",
+            to_many_input=f"{type_name}ToManyInput",
+            to_many_update_input=f"{type_name}ToManyUpdateInput",
+            many_to_many_input=f"{type_name}ManyToManyInput",
+            many_to_many_update_input=f"{type_name}ManyToManyUpdateInput",
+        )
+
+    def all(self) -> tuple[str, ...]:
+        """Every name but the plural (which names no type of its own)."""
+        return tuple(value for key, value in attrs.asdict(self).items() if key != "plural")
+
+
+@attrs.frozen
+class Entity:
+    """A table, view, materialized view or foreign table exposed as a type and a resource."""
+
+    schema: str
+    table: str
+    kind: RelationKind
+    type_name: str  # Person
+    plural_name: str  # People
+    roots: RootNames
+    fields: tuple[Field, ...]
+    primary_key: tuple[str, ...] | None  # columns (from the catalog, or `entities.<t>.primary_key`)
+    lookups: tuple[Lookup, ...]
+    relations: tuple[Relation, ...]
+    hierarchies: tuple[Hierarchy, ...]
+    computed: tuple[ComputedField, ...]
+    operations: frozenset[Operation]
+    error_codes: tuple[ErrorCode, ...]
+    description: str | None = None
+    deprecation: Deprecation | None = None
+    version_column: str | None = None
+    #: Columns compared by `<Type>Condition` and `<Type>Filter` (every exposed column).
+    upsertable: bool = True  # foreign tables offer no upserts
+
+    @property
+    def ref(self) -> EntityRef:
+        return EntityRef(self.schema, self.table)
+
+    @property
+    def node(self) -> bool:
+        """Implements Node: a single-column primary key and reads allowed (SPEC "Fields present on generated types")."""
+        return self.primary_key is not None and len(self.primary_key) == 1 and Operation.READ in self.operations
+
+    def field(self, name: str) -> Field | None:
+        return next((f for f in self.fields if f.name == name), None)
+
+    def field_of_column(self, column: str) -> Field | None:
+        return next((f for f in self.fields if f.column == column), None)
+
+    def query_fields(self) -> tuple[str, ...]:
+        """The Query root fields this entity offers (per its operations)."""
+        names = [lookup.name for lookup in self.lookups] if Operation.READ in self.operations else []
+        if Operation.LIST in self.operations:
+            names.append(self.roots.list)
+        if Operation.CONNECTION in self.operations:
+            names.append(self.roots.connection)
+        return tuple(names)
+
+    def mutation_fields(self) -> tuple[str, ...]:
+        """The Mutation root fields this entity offers (per its operations and key)."""
+        roots, names = self.roots, []
+        if Operation.CREATE in self.operations:
+            names += [roots.create, roots.create_many]
+        if Operation.UPDATE in self.operations:
+            names += [roots.update, roots.update_many] + ([roots.update_by_node_id] if self.node else [])
+        if Operation.DELETE in self.operations:
+            names += [roots.delete, roots.delete_many] + ([roots.delete_by_node_id] if self.node else [])
+        return tuple(names)
+
+    @property
+    def names(self) -> TypeNames:
+        return TypeNames.of(self.type_name, self.plural_name)
+
+
+@attrs.frozen
+class EnumType:
+    """A GraphQL enum: a database enum, or a text column closed by a CHECK IN-list.
+
+    `values` maps each database label to its GraphQL value, in the database's order.
+    """
+
+    name: str
+    values: tuple[tuple[str, str], ...]
+    sql_type: str
+    description: str | None = None
+
+    def graphql_value(self, label: str) -> str:
+        return dict(self.values)[label]
+
+
+@attrs.frozen
+class CompositeType:
+    """A composite type: an object type `<Name>` and an input type `<Name>Input`."""
+
+    name: str
+    input_name: str
+    sql_type: str
+    fields: tuple[Field, ...]
+    description: str | None = None
+
+
+@attrs.frozen
+class RangeType:
+    """A range type: `<Name>` with `start`/`end` bounds, and `<Name>Input`; `bound` is the subtype's API type."""
+
+    name: str
+    input_name: str
+    sql_type: str
+    bound: ValueType
+
+
+@attrs.frozen
+class Model:
+    entities: tuple[Entity, ...]
+    functions: tuple[RootFunction, ...]
+    enums: tuple[EnumType, ...]
+    composites: tuple[CompositeType, ...]
+    ranges: tuple[RangeType, ...]
+    records: tuple[RecordType, ...]
+    #: Startup warnings (schema-prefixed names, ...), each naming what to set to silence it.
+    warnings: tuple[str, ...] = ()
+    _by_ref: Mapping[EntityRef, Entity] = attrs.field(factory=dict, repr=False, eq=False)
+    _by_type: Mapping[str, Entity] = attrs.field(factory=dict, repr=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "_by_ref", {entity.ref: entity for entity in self.entities})
+        object.__setattr__(self, "_by_type", {entity.type_name: entity for entity in self.entities})
+
+    def entity(self, ref: EntityRef) -> Entity:
+        return self._by_ref[ref]
+
+    def entity_named(self, type_name: str) -> Entity | None:
+        return self._by_type.get(type_name)
+
+    def enum(self, name: str) -> EnumType:
+        return next(e for e in self.enums if e.name == name)

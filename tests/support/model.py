@@ -1,0 +1,26 @@
+"""The model (and GraphQL schema) of a test database, read through the real introspection query."""
+
+from pathlib import Path
+from typing import Any
+
+from svc.config import Config
+from svc.db import Executor, open_pool
+from svc.graphql import GraphqlSchema, build_graphql_schema
+from svc.model import Model, build_model
+from svc.server import connection_settings
+from svc.snapshot import read_database_catalog
+from tests.support.service import configure
+
+
+async def read_model(
+    database_url: str, directory: Path, settings: dict[str, Any] | None = None, *, mode: str = "prod"
+) -> tuple[Config, Model]:
+    config = configure(directory, settings, mode=mode, database_url=database_url).config
+    async with open_pool(database_url, connection_settings(config), size=1) as pool:
+        catalog = await read_database_catalog(Executor(pool), config)
+    return config, build_model(catalog, config)
+
+
+async def read_schema(database_url: str, directory: Path, settings: dict[str, Any] | None = None) -> GraphqlSchema:
+    _, model = await read_model(database_url, directory, settings)
+    return build_graphql_schema(model)
