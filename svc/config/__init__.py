@@ -4,17 +4,23 @@ Layer 1 (ARCHITECTURE.md). `load_config` is the one entry point; `config_json_sc
 declarations for editors and `svc export-config-schema`.
 """
 
+from ._changes import apply_changes
 from ._load import MODES, ConfigError, LoadedConfig, Secrets, load_config, read_environment, read_secrets
 from ._model import (
     DEFAULT_CORS_HEADERS,
     DEFAULT_CORS_METHODS,
     MODE_DEFAULTS,
+    ColumnConfig,
     Config,
     CorsConfig,
     DatabaseConfig,
+    EntityConfig,
+    ForeignKeyConfig,
+    FunctionConfig,
     HeadersConfig,
     LimitsConfig,
     ReloadConfig,
+    TypeConfig,
 )
 from ._schema import config_json_schema
 from ._types import Duration
@@ -24,16 +30,22 @@ __all__ = [
     "DEFAULT_CORS_METHODS",
     "MODES",
     "MODE_DEFAULTS",
+    "ColumnConfig",
     "Config",
     "ConfigError",
     "CorsConfig",
     "DatabaseConfig",
     "Duration",
+    "EntityConfig",
+    "ForeignKeyConfig",
+    "FunctionConfig",
     "HeadersConfig",
     "LimitsConfig",
     "LoadedConfig",
     "ReloadConfig",
     "Secrets",
+    "TypeConfig",
+    "apply_changes",
     "config_json_schema",
     "load_config",
     "read_environment",

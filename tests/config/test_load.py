@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from svc.config import ConfigError, Duration, load_config
+from svc.config import ConfigError, Duration, apply_changes, load_config
 
 ENV = {"DATABASE_URL": "postgresql://localhost/x"}
 
@@ -381,3 +381,41 @@ def test_cross_key_checks(tmp_path):
         "limits.rate_limit.trusted_proxies.1: not a network: 'nonsense'",
         "graphql.persisted_queries.allow_list: needs graphql.persisted_queries.manifest",
     ]
+
+
+def test_changes_that_take_effect_and_those_that_need_a_restart(tmp_path):
+    running = load(tmp_path, "database: {schemas: [app, extra]}\n", mode="dev").config
+    changed = load(
+        tmp_path,
+        """
+database: {schemas: [app, other], pool_size: 3}
+entities: {posts: {type_name: Article}}
+limits: {depth: 4, statement_timeout: 1s, rate_limit: {enabled: true}}
+server: {port: 5000}
+dev: {debug: {statements: true, sql: true}}
+""",
+        mode="dev",
+    ).config
+    applied, restart = apply_changes(running, changed)
+    assert applied.entities["posts"].type_name == "Article"
+    assert applied.limits.depth == 4
+    assert applied.database.schemas == ("app", "other")
+    assert applied.debug.statements is True
+    assert applied.server.port == running.server.port
+    assert applied.limits.statement_timeout == running.limits.statement_timeout
+    assert applied.database.pool_size == running.database.pool_size
+    assert restart == [
+        "database.pool_size",
+        "debug.sql",
+        "limits.rate_limit.enabled",
+        "limits.statement_timeout",
+        "server.port",
+    ]
+
+
+def test_a_changed_first_schema_needs_a_restart(tmp_path):
+    running = load(tmp_path, "database: {schemas: [app, extra]}\n").config
+    changed = load(tmp_path, "database: {schemas: [other, app]}\n").config
+    applied, restart = apply_changes(running, changed)
+    assert applied.database.schemas == ("app", "other")
+    assert restart == ["database.schemas"]
