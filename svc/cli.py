@@ -1,20 +1,25 @@
 """The `svc` command (SPEC "Command line"): serve, the embedded demo, and the export commands.
 
 `svc` and `svc run` serve on `server.host:server.port`; `svc demo` serves the demo schema from an embedded
-PostgreSQL in dev mode; `svc export-config-schema --out <path>` writes the configuration's JSON Schema. `--config`
+PostgreSQL in dev mode; `svc schema export [--check]` writes (or checks) every export file; `svc export-graphql
+--out <path>` and `svc export-config-schema --out <path>` write one artifact. `--config`
 and `--mode` are accepted before or after the command. Exit codes: 0 after a graceful stop or a written file, 1 when
 the service cannot run, 2 for a usage or configuration error (every problem is printed, each naming its key).
 """
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from svc.config import MODES, ConfigError, LoadedConfig, config_json_schema, load_config
+from svc.config import MODES, ConfigError, LoadedConfig, load_config
 from svc.telemetry import configure_logging
+
+if TYPE_CHECKING:
+    from svc.graphql import GraphqlSchema
+    from svc.model import Model
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
@@ -48,10 +53,58 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _export_config_schema(args: argparse.Namespace) -> int:
+    from svc.export import config_schema_text
+
     out = Path(args.out or load_config(path=args.config, mode=args.mode).config.export.config_schema)
-    out.write_text(json.dumps(config_json_schema(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    out.write_text(config_schema_text(), encoding="utf-8")
     print(f"wrote {out}")
     return 0
+
+
+def _schema_export(args: argparse.Namespace) -> int:
+    from svc.export import check_exports, export_files, write_exports
+
+    loaded = _load(args)
+    _, graphql = _read_schema(loaded)
+    files = export_files(loaded.config, graphql)
+    if args.check:
+        problems = check_exports(files)
+        for problem in problems:
+            print(f"svc: {problem}", file=sys.stderr)
+        return EXIT_FAILURE if problems else 0
+    written = write_exports(files)
+    for file in files:
+        print(f"{'wrote' if file.path in written else 'unchanged'} {file.path}")
+    return 0
+
+
+def _export_graphql(args: argparse.Namespace) -> int:
+    loaded = _load(args)
+    _, graphql = _read_schema(loaded)
+    Path(args.out).write_text(graphql.sdl, encoding="utf-8")
+    print(f"wrote {args.out}")
+    return 0
+
+
+def _read_schema(loaded: LoadedConfig) -> "tuple[Model, GraphqlSchema]":
+    """The model and GraphQL schema of the configured database, without the startup checks' pin comparison."""
+    import trio
+
+    from svc.db import Executor, open_pool
+    from svc.server import connection_settings
+    from svc.snapshot import SnapshotError, derive, read_database_catalog
+
+    config, url = loaded.config, loaded.secrets.require_database_url()
+
+    async def read() -> "tuple[Model, GraphqlSchema]":
+        async with open_pool(url, connection_settings(config), size=1) as pool:
+            catalog = await read_database_catalog(Executor(pool), config)
+        return derive(catalog, config)
+
+    try:
+        return trio.run(read)
+    except SnapshotError as exc:
+        raise ConfigError(exc.problems) from exc
 
 
 def _load(args: argparse.Namespace, *, mode: str | None = None, environ: dict[str, str] | None = None) -> LoadedConfig:
@@ -78,7 +131,19 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--out", metavar="PATH", help="output file; default export.config_schema (svc.schema.json)")
     export.set_defaults(command=_export_config_schema)
 
-    for command in (run, demo, export):
+    schema = commands.add_parser("schema", help="the exported schema files")
+    schema_commands = schema.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    schema_export = schema_commands.add_parser("export", help="write every export file (export.*)")
+    schema_export.add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 when a file is missing or differs"
+    )
+    schema_export.set_defaults(command=_schema_export)
+
+    graphql = commands.add_parser("export-graphql", help="write the GraphQL SDL")
+    graphql.add_argument("--out", metavar="PATH", required=True, help="output file")
+    graphql.set_defaults(command=_export_graphql)
+
+    for command in (run, demo, export, schema_export, graphql):
         _add_common_options(command, after_command=True)
     return parser
 

@@ -1,18 +1,26 @@
 """The Snapshot: everything derived from the database catalog, frozen, and the holder that swaps it whole.
 
 ARCHITECTURE.md ("Snapshot"): a reload builds a new snapshot off to the side, runs the startup checks, then swaps one
-reference; a request takes the current snapshot once, at its start, and finishes on it. The catalog is its first
-member; the model, GraphQL schema, OpenAPI document and compiled-statement cache join it with their issues.
+reference; a request takes the current snapshot once, at its start, and finishes on it. A snapshot holds the
+configuration it was built with, the catalog, the model and the GraphQL schema; the OpenAPI document and the
+compiled-statement cache join it with their issues.
+
+Startup checks (SPEC "States and transitions"): the configured schemas exist, the configuration's names fit the
+catalog (the model's problems), and the pinned SDL (`export.graphql`) matches per `export.pin`.
 """
 
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 
 import attrs
+import trio
 
 from svc.catalog import INTROSPECTION_QUERY, Catalog, read_catalog
 from svc.config import Config
 from svc.db import Executor, Transaction
+from svc.graphql import GraphqlSchema, SchemaBuildError, build_graphql_schema, diff_sdl
+from svc.model import Model, ModelError, build_model
 
 
 class SnapshotError(Exception):
@@ -27,7 +35,12 @@ class SnapshotError(Exception):
 class Snapshot:
     built_at: datetime
     built_monotonic: float
+    config: Config
     catalog: Catalog
+    model: Model
+    graphql: GraphqlSchema
+    #: What startup logs about this snapshot (schema-prefixed names, a pinned file that differs under `warn`...).
+    warnings: tuple[str, ...] = ()
     #: 1 for the first snapshot served, one more for each swap (set by `SnapshotHolder.swap`).
     generation: int = 0
 
@@ -56,24 +69,60 @@ class SnapshotHolder:
         return self._current
 
 
-async def build_snapshot(executor: Executor, config: Config) -> Snapshot:
-    """Read the catalog in one repeatable-read transaction, derive the snapshot and run the startup checks.
-
-    Raises SnapshotError when a check fails, and the executor's `SvcError` when the database cannot be read.
-    """
+async def read_database_catalog(executor: Executor, config: Config) -> Catalog:
+    """The catalog of the configured schemas, read in one repeatable-read, read-only transaction."""
+    roles = [role for role in (config.auth.roles.authenticated, config.auth.roles.anonymous) if role]
 
     async def introspect(tx: Transaction) -> object:
-        cursor = await tx.execute(INTROSPECTION_QUERY, {"schemas": list(config.database.schemas)}, prepare=False)
+        params = {"schemas": list(config.database.schemas), "roles": list(dict.fromkeys(roles))}
+        cursor = await tx.execute(INTROSPECTION_QUERY, params, prepare=False)
         row = await cursor.fetchone()
         return row[0]
 
     document = await executor.run(introspect, readonly=True, isolation="repeatable read", tags={"svc": "introspection"})
-    catalog = read_catalog(document)  # type: ignore[arg-type]
-    _check(catalog, config)
-    return Snapshot(datetime.now(UTC), time.monotonic(), catalog)
+    return read_catalog(document)  # type: ignore[arg-type]
 
 
-def _check(catalog: Catalog, config: Config) -> None:
+def derive(catalog: Catalog, config: Config) -> tuple[Model, GraphqlSchema]:
+    """The model and the GraphQL schema of a catalog; SnapshotError when the configuration does not fit it."""
     missing = [name for name in config.database.schemas if name not in catalog.schemas]
     if missing:
         raise SnapshotError([f"database.schemas: schema {name!r} does not exist in the database" for name in missing])
+    try:
+        model = build_model(catalog, config)
+        return model, build_graphql_schema(model)
+    except ModelError as exc:
+        raise SnapshotError(exc.problems) from exc
+    except SchemaBuildError as exc:
+        raise SnapshotError([f"the generated GraphQL schema is invalid (a bug): {exc}"]) from exc
+
+
+async def build_snapshot(executor: Executor, config: Config) -> Snapshot:
+    """Read the catalog, derive the snapshot and run the startup checks.
+
+    Raises SnapshotError when a check fails, and the executor's `SvcError` when the database cannot be read.
+    """
+    catalog = await read_database_catalog(executor, config)
+    model, graphql = derive(catalog, config)
+    warnings = [*model.warnings, *await _pin_check(config, graphql.sdl)]
+    return Snapshot(datetime.now(UTC), time.monotonic(), config, catalog, model, graphql, tuple(warnings))
+
+
+async def _pin_check(config: Config, sdl: str) -> list[str]:
+    """SPEC "Versioning": compare the generated SDL with the pinned file; `fail` refuses, `warn` logs, `off` skips.
+
+    A missing file pins nothing.
+    """
+    if config.export.pin == "off":
+        return []
+    path = trio.Path(Path(config.export.graphql))
+    if not await path.is_file():
+        return []
+    differences = diff_sdl(await path.read_text(encoding="utf-8"), sdl)
+    if not differences:
+        return []
+    summary = f"{config.export.graphql} differs from the generated schema ({len(differences)} items): "
+    summary += ", ".join(differences[:50]) + (", ..." if len(differences) > 50 else "")
+    if config.export.pin == "fail":
+        raise SnapshotError([f"export.pin is fail and {summary}; re-export with `svc schema export`"])
+    return [summary]

@@ -1,0 +1,148 @@
+"""The operator inputs of `<Type>Filter` fields, per value type (SPEC "Filter and condition inputs").
+
+Every filter has `isNull`, `equalTo`, `notEqualTo`, `distinctFrom`, `notDistinctFrom`, `in`, `notIn`; ordered types
+add the comparisons and their any/all forms; strings add the pattern operators; JSON adds containment, keys and
+paths; lists compare as arrays and element-wise; ranges add the range operators. The planner reads the same table
+(`OPERATORS`) to know what an operator means, so the SDL and the compiler cannot disagree.
+"""
+
+import enum
+
+import attrs
+
+from svc.model import Scalar
+
+
+class Operand(enum.Enum):
+    """What an operator takes, relative to the filtered value's type T."""
+
+    BOOLEAN = "Boolean"  # isNull
+    VALUE = "T"
+    VALUES = "[T!]"
+    STRING = "String"  # patterns, JSON keys and paths
+    STRINGS = "[String!]"
+    ITEM = "I"  # lists: an element; ranges: a bound value
+    ITEMS = "[I!]"  # list operators over an array value
+
+
+@attrs.frozen
+class Operator:
+    name: str
+    operand: Operand
+    description: str
+
+
+def _ops(*items: tuple[str, Operand, str]) -> tuple[Operator, ...]:
+    return tuple(Operator(*item) for item in items)
+
+
+COMMON = _ops(
+    ("isNull", Operand.BOOLEAN, "Is null (true) or is not null (false)."),
+    ("equalTo", Operand.VALUE, "Equal to the value."),
+    ("notEqualTo", Operand.VALUE, "Not equal to the value."),
+    ("distinctFrom", Operand.VALUE, "Not equal to the value, treating null like an ordinary value."),
+    ("notDistinctFrom", Operand.VALUE, "Equal to the value, treating null like an ordinary value."),
+    ("in", Operand.VALUES, "Equal to one of the values."),
+    ("notIn", Operand.VALUES, "Equal to none of the values."),
+)
+ORDERED = _ops(
+    ("lessThan", Operand.VALUE, "Less than the value."),
+    ("lessThanOrEqualTo", Operand.VALUE, "Less than or equal to the value."),
+    ("greaterThan", Operand.VALUE, "Greater than the value."),
+    ("greaterThanOrEqualTo", Operand.VALUE, "Greater than or equal to the value."),
+    ("lessThanAny", Operand.VALUES, "Less than any of the values."),
+    ("lessThanAll", Operand.VALUES, "Less than all of the values."),
+    ("lessThanOrEqualToAny", Operand.VALUES, "Less than or equal to any of the values."),
+    ("lessThanOrEqualToAll", Operand.VALUES, "Less than or equal to all of the values."),
+    ("greaterThanAny", Operand.VALUES, "Greater than any of the values."),
+    ("greaterThanAll", Operand.VALUES, "Greater than all of the values."),
+    ("greaterThanOrEqualToAny", Operand.VALUES, "Greater than or equal to any of the values."),
+    ("greaterThanOrEqualToAll", Operand.VALUES, "Greater than or equal to all of the values."),
+)
+STRING = _ops(
+    ("includes", Operand.STRING, "Contains the text."),
+    ("notIncludes", Operand.STRING, "Does not contain the text."),
+    ("includesInsensitive", Operand.STRING, "Contains the text, ignoring case."),
+    ("notIncludesInsensitive", Operand.STRING, "Does not contain the text, ignoring case."),
+    ("startsWith", Operand.STRING, "Starts with the text."),
+    ("notStartsWith", Operand.STRING, "Does not start with the text."),
+    ("startsWithInsensitive", Operand.STRING, "Starts with the text, ignoring case."),
+    ("notStartsWithInsensitive", Operand.STRING, "Does not start with the text, ignoring case."),
+    ("endsWith", Operand.STRING, "Ends with the text."),
+    ("notEndsWith", Operand.STRING, "Does not end with the text."),
+    ("endsWithInsensitive", Operand.STRING, "Ends with the text, ignoring case."),
+    ("notEndsWithInsensitive", Operand.STRING, "Does not end with the text, ignoring case."),
+    ("like", Operand.STRING, "Matches the LIKE pattern (`%` any text, `_` one character, `\\` escapes)."),
+    ("notLike", Operand.STRING, "Does not match the LIKE pattern."),
+    ("likeInsensitive", Operand.STRING, "Matches the LIKE pattern, ignoring case (ILIKE)."),
+    ("notLikeInsensitive", Operand.STRING, "Does not match the LIKE pattern, ignoring case."),
+    ("likeAny", Operand.STRINGS, "Matches any of the LIKE patterns."),
+    ("likeAll", Operand.STRINGS, "Matches all of the LIKE patterns."),
+    ("likeInsensitiveAny", Operand.STRINGS, "Matches any of the LIKE patterns, ignoring case."),
+    ("likeInsensitiveAll", Operand.STRINGS, "Matches all of the LIKE patterns, ignoring case."),
+    ("regex", Operand.STRING, "Matches the POSIX regular expression."),
+    ("notRegex", Operand.STRING, "Does not match the POSIX regular expression."),
+    ("regexInsensitive", Operand.STRING, "Matches the POSIX regular expression, ignoring case."),
+    ("notRegexInsensitive", Operand.STRING, "Does not match the POSIX regular expression, ignoring case."),
+    ("equalToInsensitive", Operand.VALUE, "Equal to the value, ignoring case."),
+    ("notEqualToInsensitive", Operand.VALUE, "Not equal to the value, ignoring case."),
+    ("inInsensitive", Operand.VALUES, "Equal to one of the values, ignoring case."),
+    ("notInInsensitive", Operand.VALUES, "Equal to none of the values, ignoring case."),
+)
+JSON = _ops(
+    ("contains", Operand.VALUE, "Contains the JSON value (@>)."),
+    ("containedBy", Operand.VALUE, "Is contained in the JSON value (<@)."),
+    ("hasKey", Operand.STRING, "Has the top-level key."),
+    ("hasAnyKeys", Operand.STRINGS, "Has any of the top-level keys."),
+    ("hasAllKeys", Operand.STRINGS, "Has all of the top-level keys."),
+    ("matchesPath", Operand.STRING, "The JSON path predicate is true (@@)."),
+    ("existsPath", Operand.STRING, "The JSON path selects an item (@?)."),
+)
+LIST = _ops(
+    ("isNull", Operand.BOOLEAN, "Is null (true) or is not null (false)."),
+    ("equalTo", Operand.ITEMS, "Equal to the list."),
+    ("notEqualTo", Operand.ITEMS, "Not equal to the list."),
+    ("distinctFrom", Operand.ITEMS, "Not equal to the list, treating null like an ordinary value."),
+    ("notDistinctFrom", Operand.ITEMS, "Equal to the list, treating null like an ordinary value."),
+    ("contains", Operand.ITEMS, "Contains every element of the list."),
+    ("containedBy", Operand.ITEMS, "Every element is in the list."),
+    ("overlaps", Operand.ITEMS, "Has an element in common with the list."),
+    ("anyEqualTo", Operand.ITEM, "Some element equals the value."),
+    ("anyNotEqualTo", Operand.ITEM, "Some element differs from the value."),
+    ("anyLessThan", Operand.ITEM, "Some element is less than the value."),
+    ("anyLessThanOrEqualTo", Operand.ITEM, "Some element is less than or equal to the value."),
+    ("anyGreaterThan", Operand.ITEM, "Some element is greater than the value."),
+    ("anyGreaterThanOrEqualTo", Operand.ITEM, "Some element is greater than or equal to the value."),
+)
+RANGE = _ops(
+    ("contains", Operand.VALUE, "Contains the range."),
+    ("containsElement", Operand.ITEM, "Contains the value."),
+    ("containedBy", Operand.VALUE, "Is contained in the range."),
+    ("overlaps", Operand.VALUE, "Overlaps the range."),
+    ("strictlyLeftOf", Operand.VALUE, "Lies entirely before the range."),
+    ("strictlyRightOf", Operand.VALUE, "Lies entirely after the range."),
+    ("notExtendsLeftOf", Operand.VALUE, "Does not extend before the range."),
+    ("notExtendsRightOf", Operand.VALUE, "Does not extend after the range."),
+    ("adjacentTo", Operand.VALUE, "Is adjacent to the range."),
+)
+
+_UNORDERED = frozenset({Scalar.BOOLEAN, Scalar.JSON})
+
+
+def scalar_operators(scalar: Scalar) -> tuple[Operator, ...]:
+    operators = COMMON
+    if scalar not in _UNORDERED:
+        operators += ORDERED
+    if scalar is Scalar.STRING:
+        operators += STRING
+    if scalar is Scalar.JSON:
+        operators += JSON
+    return operators
+
+
+def enum_operators() -> tuple[Operator, ...]:
+    return COMMON + ORDERED[:4]
+
+
+def range_operators() -> tuple[Operator, ...]:
+    return COMMON + RANGE
