@@ -21,8 +21,8 @@ import hypercorn.config
 import hypercorn.trio
 import trio
 
-from svc.actors import Fatal, Reloader, supervise
-from svc.config import Config, ConfigError, LoadedConfig
+from svc.actors import Fatal, Reloader, SchemaWatcher, export_snapshot, supervise
+from svc.config import Config, ConfigError, LoadedConfig, load_config
 from svc.db import ConnectionSettings, Executor, Pool, open_pool
 from svc.http import App, Probes, Route
 from svc.snapshot import SnapshotHolder, build_snapshot
@@ -59,12 +59,14 @@ async def serve(
         executor = Executor(pool, sql_comments=config.database.sql_comments)
         holder = SnapshotHolder()
 
+        watching = config.mode == "dev" and config.watch.enabled
         reloader = Reloader(
             conninfo=conninfo,
-            config=config.reload,
+            config=config,
             holder=holder,
-            build=partial(build_snapshot, executor, config),
+            build=partial(build_snapshot, executor),
             connect_timeout=config.database.connect_timeout.seconds,
+            on_swap=[export_snapshot] if watching and config.watch.export else [],
         )
         await _first_snapshot(reloader)
         app = App(config, holder, [*_service_routes(pool, holder, started), *routes])
@@ -72,6 +74,15 @@ async def serve(
         async with trio.open_nursery() as nursery:
             await nursery.start(_handle_signals, shutdown, reloader, nursery.cancel_scope)
             await nursery.start(supervise, "reloader", reloader.run)
+            if watching:
+                watcher = SchemaWatcher(
+                    conninfo=conninfo,
+                    reloader=reloader,
+                    loaded=loaded,
+                    read_config=partial(load_config, path=loaded.path, mode=config.mode),
+                    connect_timeout=config.database.connect_timeout.seconds,
+                )
+                await nursery.start(supervise, "schema watcher", watcher.run)
             binds = await nursery.start(_serve_http, app, _hypercorn_config(config), shutdown, nursery.cancel_scope)
             log.info("svc %s serving %s in %s mode on %s", VERSION, ", ".join(config.database.schemas),
                      config.mode, ", ".join(binds))  # fmt: skip

@@ -2,5 +2,6 @@
 
 from ._reloader import Reloader
 from ._supervisor import Fatal, backoff, supervise
+from ._watcher import SchemaWatcher, export_snapshot
 
-__all__ = ["Fatal", "Reloader", "backoff", "supervise"]
+__all__ = ["Fatal", "Reloader", "SchemaWatcher", "backoff", "export_snapshot", "supervise"]

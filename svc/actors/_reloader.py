@@ -13,13 +13,13 @@ missed.
 
 import logging
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 import psycopg
 import trio
 from psycopg import sql
 
-from svc.config import ReloadConfig
+from svc.config import Config
 from svc.db import Connection
 from svc.errors import SvcError
 from svc.snapshot import Snapshot, SnapshotError, SnapshotHolder
@@ -30,20 +30,27 @@ log = logging.getLogger("svc.reload")
 
 
 class Reloader:
+    """Builds snapshots with `build(config)` from the running configuration, and swaps them in."""
+
     def __init__(
         self,
         *,
         conninfo: str,
-        config: ReloadConfig,
+        config: Config,
         holder: SnapshotHolder,
-        build: Callable[[], Awaitable[Snapshot]],
+        build: Callable[[Config], Awaitable[Snapshot]],
         connect_timeout: float = 5.0,
+        on_swap: Sequence[Callable[[Snapshot], Awaitable[None]]] = (),
     ) -> None:
         self._conninfo = conninfo
-        self._config = config
+        #: The configuration the next snapshot is built with (the dev watcher replaces it when svc.yaml changes).
+        self.config = config
+        self._reload = config.reload  # restart-only: the listener keeps its channel
         self._holder = holder
         self._build = build
         self._connect_timeout = connect_timeout
+        #: Called after each swap with the new snapshot (the dev watcher re-exports the schema files).
+        self._on_swap = tuple(on_swap)
         self._requests_in, self._requests = trio.open_memory_channel[str](math.inf)
 
     def request(self, reason: str) -> None:
@@ -52,7 +59,7 @@ class Reloader:
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         async with trio.open_nursery() as nursery:
-            if self._config.enabled:
+            if self._reload.enabled:
                 await nursery.start(self._listen)
             if self._holder.current is None:
                 nursery.start_soon(self._until_first_snapshot)
@@ -63,7 +70,7 @@ class Reloader:
         """Build a snapshot now and swap it in; on failure keep the current one. True when swapped."""
         started = trio.current_time()
         try:
-            snapshot = await self._build()
+            snapshot = await self._build(self.config)
         except (SnapshotError, SvcError) as exc:
             current = self._holder.current
             if current is None and isinstance(exc, SnapshotError):
@@ -71,9 +78,15 @@ class Reloader:
             serving = f"still serving generation {current.generation}" if current else "no schema served yet"
             log.error("schema reload (%s) failed; %s: %s", reason, serving, exc)
             return False
+        previous = self._holder.current
         served = self._holder.swap(snapshot)
         log.info("schema reloaded (%s): generation %d in %.0f ms", reason, served.generation,
                  (trio.current_time() - started) * 1000)  # fmt: skip
+        for warning in served.warnings:
+            if previous is None or warning not in previous.warnings:
+                log.warning("%s", warning)
+        for callback in self._on_swap:
+            await callback(served)
         return True
 
     async def _rebuild_on_request(self) -> None:
@@ -100,7 +113,7 @@ class Reloader:
         Reports readiness after the first attempt, listening or not, so an unreachable database does not hold up
         the service's start. After a reconnection it asks for a reload: notifications sent meanwhile were missed.
         """
-        channel = self._config.channel
+        channel = self._reload.channel
         failures = 0
         listened_before = reported = False
         while True:
