@@ -63,7 +63,8 @@ async def build_snapshot(executor: Executor, config: Config) -> Snapshot:
     """
 
     async def introspect(tx: Transaction) -> object:
-        cursor = await tx.execute(INTROSPECTION_QUERY, {"schemas": list(config.database.schemas)}, prepare=False)
+        parameters = {"schemas": list(config.database.schemas), "roles": _configured_roles(config)}
+        cursor = await tx.execute(INTROSPECTION_QUERY, parameters, prepare=False)
         row = await cursor.fetchone()
         return row[0]
 
@@ -71,6 +72,12 @@ async def build_snapshot(executor: Executor, config: Config) -> Snapshot:
     catalog = read_catalog(document)  # type: ignore[arg-type]
     _check(catalog, config)
     return Snapshot(datetime.now(UTC), time.monotonic(), catalog)
+
+
+def _configured_roles(config: Config) -> list[str]:
+    """The database roles requests run as (`auth.roles`), those set, once each: the catalog reads their privileges."""
+    roles = config.auth.roles
+    return list(dict.fromkeys(role for role in (roles.authenticated, roles.anonymous) if role))
 
 
 def _check(catalog: Catalog, config: Config) -> None:
