@@ -1,6 +1,54 @@
 """The database catalog as frozen facts (layer 2): the query to run and the facts its result gives."""
 
-from ._facts import Catalog, Column, Relation, RelationKind
+from ._facts import (
+    Argument,
+    ArgumentMode,
+    Attribute,
+    Bounds,
+    Catalog,
+    Check,
+    Column,
+    DomainCheck,
+    Exclusion,
+    Extension,
+    ForeignKey,
+    ForeignKeyAction,
+    Function,
+    Index,
+    IndexColumn,
+    Key,
+    PgType,
+    Policy,
+    Relation,
+    RelationKind,
+    TypeKind,
+    Volatility,
+)
 from ._read import INTROSPECTION_QUERY, read_catalog
 
-__all__ = ["INTROSPECTION_QUERY", "Catalog", "Column", "Relation", "RelationKind", "read_catalog"]
+__all__ = [
+    "INTROSPECTION_QUERY",
+    "Argument",
+    "ArgumentMode",
+    "Attribute",
+    "Bounds",
+    "Catalog",
+    "Check",
+    "Column",
+    "DomainCheck",
+    "Exclusion",
+    "Extension",
+    "ForeignKey",
+    "ForeignKeyAction",
+    "Function",
+    "Index",
+    "IndexColumn",
+    "Key",
+    "PgType",
+    "Policy",
+    "Relation",
+    "RelationKind",
+    "TypeKind",
+    "Volatility",
+    "read_catalog",
+]

@@ -6,8 +6,8 @@ constraint shown beside it, taken from a database.
 
 import pytest
 
+from svc.catalog import Bounds
 from svc.catalog._checks import Unreadable, allowed_values, bounds, parse_check
-from svc.catalog._facts import Bounds
 from svc.catalog._names import is_generated_check_name, is_generated_exclusion_name, make_object_name
 
 # --- allowed values ------------------------------------------------------------------------------------------------

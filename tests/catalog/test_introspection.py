@@ -3,12 +3,12 @@ introspection query: one test per family of facts, each asserting whole facts.""
 
 import pytest
 
-from svc.catalog import Catalog, Relation, RelationKind
-from svc.catalog._facts import (
+from svc.catalog import (
     Argument,
     ArgumentMode,
     Attribute,
     Bounds,
+    Catalog,
     Check,
     Column,
     DomainCheck,
@@ -21,6 +21,8 @@ from svc.catalog._facts import (
     Key,
     PgType,
     Policy,
+    Relation,
+    RelationKind,
     TypeKind,
     Volatility,
 )
