@@ -70,17 +70,27 @@ class SnapshotHolder:
 
 
 async def read_database_catalog(executor: Executor, config: Config) -> Catalog:
-    """The catalog of the configured schemas, read in one repeatable-read, read-only transaction."""
-    roles = [role for role in (config.auth.roles.authenticated, config.auth.roles.anonymous) if role]
+    """The catalog of the configured schemas, read in one repeatable-read, read-only transaction.
+
+    JIT is off for it: on a large catalog the planner's cost estimate of the one big statement can pass
+    `jit_above_cost`, and compiling it would take longer than running it.
+    """
 
     async def introspect(tx: Transaction) -> object:
-        params = {"schemas": list(config.database.schemas), "roles": list(dict.fromkeys(roles))}
-        cursor = await tx.execute(INTROSPECTION_QUERY, params, prepare=False)
+        await tx.execute("set local jit = off", prepare=False)
+        parameters = {"schemas": list(config.database.schemas), "roles": _configured_roles(config)}
+        cursor = await tx.execute(INTROSPECTION_QUERY, parameters, prepare=False)
         row = await cursor.fetchone()
         return row[0]
 
     document = await executor.run(introspect, readonly=True, isolation="repeatable read", tags={"svc": "introspection"})
     return read_catalog(document)  # type: ignore[arg-type]
+
+
+def _configured_roles(config: Config) -> list[str]:
+    """The database roles requests run as (`auth.roles`), those set, once each: the catalog reads their privileges."""
+    roles = config.auth.roles
+    return list(dict.fromkeys(role for role in (roles.authenticated, roles.anonymous) if role))
 
 
 def derive(catalog: Catalog, config: Config) -> tuple[Model, GraphqlSchema]:

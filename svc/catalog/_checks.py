@@ -1,0 +1,356 @@
+"""CHECK constraint texts, as pg_get_constraintdef writes them, read into the forms the API documents.
+
+Two readings of a single-column CHECK (SPEC "Configuration sections": a text column closed by a CHECK list;
+"`@constraint` directive": simple single-column forms):
+
+- `allowed_values`: `col IN ('a', 'b')`, which PostgreSQL stores and writes as `(col = ANY (ARRAY['a'::text, ...]))`;
+- `bounds`: comparisons of the column, of `length(col)`/`char_length(col)`, or of `cardinality(col)`/
+  `array_length(col, 1)` with a number, `col ~ 'pattern'`, and AND-combinations of these (BETWEEN is stored as one).
+
+The text is parsed, not matched with patterns: pg_get_constraintdef parenthesises every operator expression, so a
+small grammar covers it. Anything outside it (OR, IS NULL, arithmetic, functions of other kinds, a bound given twice)
+reads as nothing: the facts never guess. String constants are written as standard_conforming_strings was when the
+text was made: off, backslashes are doubled (PostgreSQL never writes E'' there), and `backslashes_doubled` says so.
+"""
+
+import re
+from typing import Any
+
+import attrs
+
+from ._facts import Bounds
+
+_TOKEN = re.compile(
+    r"""\s*(?:
+      (?P<string>'(?:[^']|'')*')
+    | (?P<number>[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)
+    | (?P<quoted>"(?:[^"]|"")*")
+    | (?P<word>[A-Za-z_][A-Za-z0-9_$]*)
+    | (?P<symbol>::|<=|>=|<>|!=|!~\*|!~|~\*|[-+*/%<>=~(),.\[\]|!^&#@])
+    )""",
+    re.VERBOSE,
+)
+_COMPARISONS = {"=", "<>", "<", "<=", ">", ">=", "~"}
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "="}
+_TYPE_NAME_WORDS = {"varying", "precision", "with", "without", "time", "zone"}
+_NUMERIC_TYPES = {"smallint", "integer", "bigint", "numeric", "real", "double precision"}
+_LENGTH_FUNCTIONS = {"length", "char_length", "character_length"}
+_LENGTHS = ("min_length", "max_length")
+
+
+class Unreadable(Exception):
+    """The text is outside the grammar this module reads."""
+
+
+# --- the expression tree -----------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Column:
+    name: str
+
+
+@attrs.frozen
+class String:
+    value: str
+
+
+@attrs.frozen
+class Number:
+    value: float
+
+
+@attrs.frozen
+class Call:
+    name: str
+    arguments: tuple[Any, ...]
+
+
+@attrs.frozen
+class Array:
+    items: tuple[Any, ...]
+
+
+@attrs.frozen
+class Cast:
+    operand: Any
+    type_name: str
+
+
+@attrs.frozen
+class AnyOf:
+    """`ANY (array)`, the right-hand side of `col = ANY (...)`."""
+
+    operand: Any
+
+
+@attrs.frozen
+class Comparison:
+    operator: str
+    left: Any
+    right: Any
+
+
+@attrs.frozen
+class And:
+    terms: tuple[Any, ...]
+
+
+# --- reading a check ---------------------------------------------------------------------------------------------
+
+
+def allowed_values(definition: str, column: str, *, backslashes_doubled: bool = False) -> tuple[str, ...] | None:
+    """The values of `column IN (...)` (in the order written) when that is the whole CHECK, else None."""
+    node = _parse_or_none(definition, backslashes_doubled)
+    if not isinstance(node, Comparison) or node.operator != "=" or _column(node.left) != column:
+        return None
+    if not isinstance(node.right, AnyOf):
+        return None
+    array = _uncast(node.right.operand)
+    if not isinstance(array, Array):
+        return None
+    values = [_string(item) for item in array.items]
+    return tuple(value for value in values if value is not None) if None not in values else None
+
+
+def bounds(definition: str, column: str, *, backslashes_doubled: bool = False) -> Bounds | None:
+    """The simple bounds the CHECK sets on `column`, when every part of it is one; else None."""
+    node = _parse_or_none(definition, backslashes_doubled)
+    if node is None:
+        return None
+    found: dict[str, Any] = {}
+    for term in node.terms if isinstance(node, And) else (node,):
+        bound = _bound(term, column) if isinstance(term, Comparison) else None
+        if bound is None or found.keys() & bound.keys():
+            return None
+        found.update(bound)
+    return Bounds(**found) if found else None
+
+
+def _bound(comparison: Comparison, column: str) -> dict[str, Any] | None:
+    operator, subject, value = comparison.operator, comparison.left, comparison.right
+    if _number(subject) is not None and _number(value) is None and operator in _FLIPPED:
+        operator, subject, value = _FLIPPED[operator], value, subject
+    if operator == "~":
+        pattern = _string(value)
+        return {"pattern": pattern} if pattern is not None and _column(subject) == column else None
+    number = _number(value)
+    if number is None or operator not in _FLIPPED:
+        return None
+    if _column(subject) == column:
+        return _numeric_bound(operator, number)
+    if isinstance(subject, Call) and _counted_column(subject) == column and number.is_integer():
+        counts_items = subject.name in ("cardinality", "array_length")
+        return _count_bound(operator, int(number), ("min_items", "max_items") if counts_items else _LENGTHS)
+    return None
+
+
+def _numeric_bound(operator: str, number: float) -> dict[str, Any]:
+    return {
+        ">": {"exclusive_minimum": number},
+        ">=": {"minimum": number},
+        "<": {"exclusive_maximum": number},
+        "<=": {"maximum": number},
+        "=": {"minimum": number, "maximum": number},
+    }[operator]
+
+
+def _count_bound(operator: str, number: int, names: tuple[str, str]) -> dict[str, Any]:
+    """Bounds on a count (of characters or items) are whole numbers: `< 81` is at most 80."""
+    low, high = names
+    return {
+        ">": {low: number + 1},
+        ">=": {low: number},
+        "<": {high: number - 1},
+        "<=": {high: number},
+        "=": {low: number, high: number},
+    }[operator]
+
+
+def _counted_column(call: Call) -> str | None:
+    """The column of `length(col)`, `char_length(col)`, `cardinality(col)` or `array_length(col, 1)`."""
+    if call.name in _LENGTH_FUNCTIONS or call.name == "cardinality":
+        return _column(call.arguments[0]) if len(call.arguments) == 1 else None
+    if call.name == "array_length" and len(call.arguments) == 2 and _number(call.arguments[1]) == 1:
+        return _column(call.arguments[0])
+    return None
+
+
+def _uncast(node: Any) -> Any:
+    while isinstance(node, Cast):
+        node = node.operand
+    return node
+
+
+def _column(node: Any) -> str | None:
+    node = _uncast(node)
+    return node.name if isinstance(node, Column) else None
+
+
+def _string(node: Any) -> str | None:
+    node = _uncast(node)
+    return node.value if isinstance(node, String) else None
+
+
+def _number(node: Any) -> float | None:
+    """A numeric constant: `5`, `(0)::numeric`, or a quoted one cast to a number type (`'-5'::integer`)."""
+    if isinstance(node, Number):
+        return node.value
+    if isinstance(node, Cast):
+        operand = _uncast(node)
+        if isinstance(operand, Number):
+            return operand.value
+        if isinstance(operand, String) and node.type_name.split("(")[0] in _NUMERIC_TYPES:
+            try:
+                return float(operand.value)
+            except ValueError:
+                return None
+    return None
+
+
+# --- the parser --------------------------------------------------------------------------------------------------
+
+
+def _parse_or_none(definition: str, backslashes_doubled: bool) -> Any:
+    try:
+        return parse_check(definition, backslashes_doubled=backslashes_doubled)
+    except Unreadable:
+        return None
+
+
+def parse_check(definition: str, *, backslashes_doubled: bool = False) -> Any:
+    """The expression of `CHECK (...)` (pg_get_constraintdef's text) as a tree; raises Unreadable."""
+    parser = _Parser(_tokens(definition), backslashes_doubled)
+    parser.expect("CHECK")
+    parser.expect("(")
+    node = parser.expression()
+    parser.expect(")")
+    while parser.peek() in ("NOT", "NO"):  # NOT VALID, NO INHERIT
+        parser.advance()
+        parser.advance()
+    if parser.peek() is not None:
+        raise Unreadable(definition)
+    return node
+
+
+def _tokens(text: str) -> list[tuple[str, str]]:
+    tokens, position = [], 0
+    text = text.rstrip()
+    while position < len(text):
+        match = _TOKEN.match(text, position)
+        if match is None or match.lastgroup is None:
+            raise Unreadable(text)
+        tokens.append((match.lastgroup, match.group(match.lastgroup)))
+        position = match.end()
+    return tokens
+
+
+class _Parser:
+    """Recursive descent over the fully parenthesised expressions pg_get_constraintdef writes."""
+
+    def __init__(self, tokens: list[tuple[str, str]], backslashes_doubled: bool) -> None:
+        self._tokens = tokens
+        self._position = 0
+        self._backslashes_doubled = backslashes_doubled
+
+    def peek(self) -> str | None:
+        return self._tokens[self._position][1] if self._position < len(self._tokens) else None
+
+    def advance(self) -> tuple[str, str]:
+        if self._position >= len(self._tokens):
+            raise Unreadable("unexpected end")
+        token = self._tokens[self._position]
+        self._position += 1
+        return token
+
+    def expect(self, text: str) -> None:
+        if self.advance()[1] != text:
+            raise Unreadable(f"expected {text}")
+
+    def expression(self) -> Any:
+        """Operands joined by operators: all ANDs, or exactly one comparison."""
+        operands, operators = [self.operand()], []
+        while self.peek() in _COMPARISONS or self.peek() == "AND":
+            operators.append(self.advance()[1])
+            operands.append(self.operand())
+        if not operators:
+            return operands[0]
+        if all(operator == "AND" for operator in operators):
+            return And(tuple(operands))
+        if len(operators) == 1:
+            return Comparison(operators[0], operands[0], operands[1])
+        raise Unreadable("mixed operators")
+
+    def operand(self) -> Any:
+        node = self.primary()
+        while self.peek() == "::":
+            self.advance()
+            node = Cast(node, self.type_name())
+        return node
+
+    def primary(self) -> Any:
+        kind, text = self.advance()
+        if text == "(":
+            node = self.expression()
+            self.expect(")")
+            return node
+        if kind == "string":
+            value = text[1:-1].replace("''", "'")
+            return String(value.replace("\\\\", "\\") if self._backslashes_doubled else value)
+        if kind == "number":
+            return Number(float(text))
+        if text == "ARRAY":
+            self.expect("[")
+            return Array(self.items("]"))
+        if text == "ANY":
+            self.expect("(")
+            node = AnyOf(self.expression())
+            self.expect(")")
+            return node
+        # Unquoted identifiers are written in lower case, keywords in upper case.
+        if kind == "quoted" or (kind == "word" and text == text.lower()):
+            name = self.qualified_name(_identifier(kind, text))
+            if self.peek() == "(":
+                self.advance()
+                return Call(name.removeprefix("pg_catalog."), self.items(")"))
+            return Column(name)
+        raise Unreadable(text)
+
+    def items(self, closing: str) -> tuple[Any, ...]:
+        items: list[Any] = []
+        while self.peek() != closing:
+            if items:
+                self.expect(",")
+            items.append(self.expression())
+        self.advance()
+        return tuple(items)
+
+    def qualified_name(self, first: str) -> str:
+        parts = [first]
+        while self.peek() == ".":
+            self.advance()
+            parts.append(_identifier(*self.advance()))
+        return ".".join(parts)
+
+    def type_name(self) -> str:
+        """`integer`, `character varying(20)`, `text[]`, `timestamp with time zone`, `app_public.email`."""
+        words = [self.qualified_name(_identifier(*self.advance()))]
+        while self.peek() in _TYPE_NAME_WORDS:
+            words.append(self.advance()[1])
+        name = " ".join(words)
+        if self.peek() == "(":
+            self.advance()
+            name += "(" + ",".join(str(item) for item in self.items(")")) + ")"
+        while self.peek() == "[":
+            self.advance()
+            self.expect("]")
+            name += "[]"
+        return name
+
+
+def _identifier(kind: str, text: str) -> str:
+    if kind == "quoted":
+        return text[1:-1].replace('""', '"')
+    if kind == "word":
+        return text
+    raise Unreadable(text)
