@@ -28,11 +28,11 @@ def config_schema_text() -> str:
     return json.dumps(config_json_schema(), indent=2, ensure_ascii=False) + "\n"
 
 
-def export_files(config: Config, graphql: GraphqlSchema, directory: Path | None = None) -> list[ExportFile]:
-    base = directory or Path.cwd()
+def export_files(config: Config, graphql: GraphqlSchema) -> list[ExportFile]:
+    """The files `export.*` names (the loader made their paths absolute)."""
     return [
-        ExportFile(base / config.export.graphql, graphql.sdl, "graphql"),
-        ExportFile(base / config.export.config_schema, config_schema_text(), "config_schema"),
+        ExportFile(Path(config.export.graphql), graphql.sdl, "graphql"),
+        ExportFile(Path(config.export.config_schema), config_schema_text(), "config_schema"),
     ]
 
 

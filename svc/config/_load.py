@@ -157,7 +157,18 @@ def load_config(
     problems = _check_values(config)
     if problems:
         raise ConfigError(problems)
+    config = _anchor_export_paths(config, file.parent if file else cwd)
     return LoadedConfig(config, read_secrets(env), tuple(_dev_feature_warnings(config)), file)
+
+
+def _anchor_export_paths(config: Config, base: Path) -> Config:
+    """Relative `export.*` paths are relative to svc.yaml's directory (else the working directory)."""
+    paths = {
+        name: str(base / value)
+        for name, value in attrs.asdict(config.export).items()
+        if name != "pin" and not Path(value).is_absolute()
+    }
+    return attrs.evolve(config, export=attrs.evolve(config.export, **paths))
 
 
 def _locate(path: str | os.PathLike[str] | None, cwd: Path) -> Path | None:

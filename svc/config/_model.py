@@ -133,6 +133,8 @@ class WatchConfig:
 
 @attrs.frozen
 class ExportConfig:
+    """Exported schema files (relative paths: relative to svc.yaml's directory) and the startup pin check."""
+
     graphql: str = setting("schema.graphql", doc="Path of the exported GraphQL SDL.")
     subgraph: str = setting("subgraph.graphql", doc="Path of the exported federation subgraph SDL.")
     openapi: str = setting("openapi.json", doc="Path of the exported OpenAPI document (YAML for .yaml/.yml).")
