@@ -36,10 +36,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from svc import server
-
     loaded = _load(args)
     loaded.secrets.require_database_url()
+    from svc import server  # after the configuration is known to be usable: its imports take a while
+
     return server.run(loaded)
 
 

@@ -5,8 +5,9 @@ Person, episodes_of_care gives EpisodeOfCare); many-row fields use the English p
 noun that is its own plural takes its table name for many rows when that differs, else the suffix List.
 
 The head noun of a snake_case name is the word before its first preposition (episodes_of_care: episodes), else its
-last word (order_items: items); only that word is inflected. `inflect` does the English; its known misses on words
-that are already singular (bonus, canvas, status) and on Latin plurals are corrected here.
+last word (order_items: items); only that word is inflected. `inflection` (the Rails inflector's rules) does the
+English; its misses on words that are already singular (bonus, canvas) and on plurals of -us words are corrected
+here.
 """
 
 import re
@@ -14,13 +15,11 @@ import unicodedata
 from collections.abc import Callable
 from functools import cache
 
-import inflect
+import inflection
 
-_ENGINE = inflect.engine()
 _PREPOSITIONS = frozenset({"of", "for", "in", "on", "by", "with", "to", "from", "at", "per", "as", "into", "over"})
-#: Singular words inflect would cut (bonus -> bonu); plurals of these end in -es and are handled by inflect.
+#: Singular words the inflector would cut (bonus -> bonu, canvas -> canva); their plurals end in -es.
 _ALREADY_SINGULAR = re.compile(r"(?:[^u]us|ss|is|[^e]as)$")
-_IRREGULAR_SINGULARS = {"indices": "index", "vertices": "vertex", "matrices": "matrix", "appendices": "appendix"}
 #: Letters that NFKD does not reduce to ASCII.
 _TRANSLITERATION = str.maketrans(
     {"ı": "i", "ß": "ss", "ø": "o", "Ø": "O", "æ": "ae", "Æ": "AE", "ł": "l", "Ł": "L", "đ": "d", "Đ": "D", "œ": "oe"}
@@ -71,18 +70,17 @@ def is_graphql_name(name: str) -> bool:
 @cache
 def singular(word: str) -> str:
     """The English singular of one lower-case word (a word already singular comes back as it is)."""
-    if word in _IRREGULAR_SINGULARS:
-        return _IRREGULAR_SINGULARS[word]
     if _ALREADY_SINGULAR.search(word):
         return word
-    found = _ENGINE.singular_noun(word)
-    return found if isinstance(found, str) and found else word
+    return inflection.singularize(word) or word
 
 
 @cache
 def plural(word: str) -> str:
-    """The English plural of one lower-case singular word."""
-    return _ENGINE.plural_noun(word) or word
+    """The English plural of one lower-case singular word (`campus` -> `campuses`, `canvas` -> `canvases`)."""
+    if re.search(r"(?:[^o]us|[^e]as)$", word):
+        return f"{word}es"
+    return inflection.pluralize(word) or word
 
 
 def _head(words: list[str]) -> int:
