@@ -81,7 +81,9 @@ async def test_foreign_key_settings(model):
     assert people["writings"].pairs == (("id", "author_id"),)
     assert "postsByEditorId" not in people and "writingsByEditorId" not in people
     codes = [c.code for c in entity(model, "posts").error_codes]
-    assert "WRITER_NOT_FOUND" in codes and "REFERENCED_BY_WRITINGS" in [c.code for c in entity(model, "people").error_codes]
+    assert "WRITER_NOT_FOUND" in codes and "REFERENCED_BY_WRITINGS" in [
+        c.code for c in entity(model, "people").error_codes
+    ]
 
 
 async def test_a_view_with_a_declared_key_and_a_virtual_foreign_key(model):

@@ -67,4 +67,6 @@ async def test_type_name_naming_a_service_type_is_refused(database_url, tmp_path
 async def test_an_ambiguous_entities_key_must_name_its_schema(database_url, tmp_path):
     with pytest.raises(ModelError) as info:
         await read_model(database_url, tmp_path, {**BOTH, "entities": {"audit_log": {"omit": True}}})
-    assert info.value.problems == ["entities.audit_log: ambiguous (app.audit_log, auth.audit_log); write it as schema.table"]
+    assert info.value.problems == [
+        "entities.audit_log: ambiguous (app.audit_log, auth.audit_log); write it as schema.table"
+    ]

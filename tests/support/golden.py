@@ -22,4 +22,6 @@ def assert_golden(path: Path, text: str) -> None:
                 expected.splitlines(keepends=True), text.splitlines(keepends=True), str(path), "generated", n=2
             )
         )
-        raise AssertionError(f"generated output differs from {path.name} (SVC_UPDATE_GOLDEN=1 rewrites it):\n{diff[:6000]}")
+        raise AssertionError(
+            f"generated output differs from {path.name} (SVC_UPDATE_GOLDEN=1 rewrites it):\n{diff[:6000]}"
+        )
