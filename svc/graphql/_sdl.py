@@ -668,7 +668,12 @@ def _filterable_computed(computed: ComputedField) -> bool:
 
 
 def _constraint(field: Field) -> str:
-    """`@constraint(...)` from the column's simple CHECK bounds and varchar length (SPEC "@constraint directive")."""
+    """`@constraint(...)` from the column's simple CHECK bounds and varchar length (SPEC "@constraint directive").
+
+    Only scalars and lists carry it: an enum's values say all a length or pattern could.
+    """
+    if field.type.kind not in (ValueKind.SCALAR, ValueKind.LIST):
+        return ""
     bounds = field.bounds or Bounds()
     arguments = {
         "minimum": bounds.minimum,
