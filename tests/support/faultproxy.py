@@ -66,8 +66,8 @@ class FaultProxy:
                     async with trio.open_nursery() as nursery:
                         nursery.start_soon(self._pump, client, server, nursery.cancel_scope)
                         nursery.start_soon(self._pump, server, client, nursery.cancel_scope)
-            except (OSError, trio.BrokenResourceError, trio.ClosedResourceError):
-                pass
+            except* (OSError, trio.BrokenResourceError, trio.ClosedResourceError):
+                pass  # one side went away: the link is over (the pumps' errors arrive as a group)
             finally:
                 self._links.discard(scope)
 
