@@ -3,11 +3,8 @@ errors name their key and exit non-zero, the config JSON Schema is exported, `sv
 on SIGTERM (exit 0) after in-flight requests complete, and a startup check that fails stops the service."""
 
 import json
-import os
 import signal
-import subprocess
 import sys
-from pathlib import Path
 
 import httpx
 import jsonschema
@@ -16,24 +13,11 @@ import trio
 import yaml
 
 from svc.config._load import _Loader
-from tests.support.process import ROOT, SVC, service_process
+from tests.support.process import ROOT, SVC, run_svc, service_process
 
 pytestmark = pytest.mark.slow
 
 LOOPBACK = "server: {host: 127.0.0.1, port: 0}\n"
-
-
-def run_svc(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    environment = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "SVC_MODE")}
-    return subprocess.run(
-        [SVC, *args],
-        cwd=cwd,
-        env={**environment, **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 # --- configuration errors ----------------------------------------------------------------------------------------

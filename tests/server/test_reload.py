@@ -9,9 +9,9 @@ import signal
 
 import psycopg
 import trio
-from psycopg import sql
 
 from svc.http import Request, Response, Route
+from tests.support.postgres import notify
 from tests.support.service import running_service, wait_until
 
 DATABASE_FIXTURES = ["basic.sql", "reload_extra.sql"]
@@ -37,11 +37,6 @@ class Gate:
 
 async def generation(client) -> int:
     return (await client.get("/health")).json()["schema"]["generation"]
-
-
-def notify(database_url: str, channel: str = "svc_reload") -> None:
-    with psycopg.connect(database_url, autocommit=True) as conn:
-        conn.execute(sql.SQL("notify {}").format(sql.Identifier(channel)))
 
 
 async def test_notify_swaps_the_snapshot_and_a_request_in_flight_finishes_on_the_old_one(tmp_path, database_url):

@@ -102,3 +102,13 @@ def load_dump(conn: psycopg.Connection, text: str) -> None:
             statements.append(line)
     if "".join(statements).strip():
         conn.execute("".join(statements))
+
+
+def execute(url: str, statement: str) -> None:
+    """Run one statement in its own connection (DDL, NOTIFY) as the tests' superuser."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(statement)  # type: ignore[arg-type]
+
+
+def notify(url: str, channel: str = "svc_reload") -> None:
+    execute(url, sql.SQL("notify {}").format(sql.Identifier(channel)).as_string(None))

@@ -13,6 +13,22 @@ from pathlib import Path
 import trio
 
 SVC = str(Path(sys.executable).with_name("svc"))
+
+
+def run_svc(*args: str, cwd: Path, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The `svc` command run to completion, without DATABASE_URL or SVC_MODE from the test's environment."""
+    environment = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "SVC_MODE")}
+    return subprocess.run(
+        [SVC, *args],
+        cwd=cwd,
+        env={**environment, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
 ROOT = Path(__file__).resolve().parents[2]
 #: The line the server logs once it listens (svc.server.serve).
 _SERVING = re.compile(r"serving .* on (http://\S+)")
