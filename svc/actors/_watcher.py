@@ -58,6 +58,13 @@ async def export_snapshot(snapshot: Snapshot) -> None:
         log.info("exported %s", path)
 
 
+_INSTALLED = """\
+select
+  exists(select from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+         where n.nspname = %(schema)s and p.proname = 'notify_ddl' and p.prosrc = %(body)s),
+  exists(select from pg_event_trigger where evtname = 'svc_watch_ddl')"""
+
+
 class SchemaWatcher:
     def __init__(
         self,
@@ -141,27 +148,25 @@ async def _stamp(path: Path) -> tuple[int, int] | None:
 
 
 async def _install_event_trigger(conn: Connection, channel: str) -> bool:
-    """Install (or refresh) the DDL event trigger when the role may: event triggers need a superuser."""
+    """Install (or refresh) the DDL event trigger when the role may: event triggers need a superuser.
+
+    When the trigger and its function are already as wanted nothing is run: installing is DDL, which would fire the
+    installed trigger and reload every watching service for nothing.
+    """
     cursor = await conn.execute("select rolsuper from pg_roles where rolname = current_user", prepare=False)
     row = await cursor.fetchone()
     if not row or not row[0]:
         return False
-    schema = sql.Identifier(WATCH_SCHEMA)
     body = sql.SQL("begin perform pg_notify({}, 'ddl'); end").format(sql.Literal(channel)).as_string(conn)
+    cursor = await conn.execute(_INSTALLED, {"schema": WATCH_SCHEMA, "body": body}, prepare=False)
+    function_current, trigger_exists = await cursor.fetchone() or (False, False)
+    schema = sql.Identifier(WATCH_SCHEMA)
     async with conn.transaction():
-        await conn.execute(sql.SQL("create schema if not exists {}").format(schema), prepare=False)
-        await conn.execute(
-            sql.SQL("create or replace function {}.notify_ddl() returns event_trigger language plpgsql as {}").format(
-                schema, sql.Literal(body)
-            ),
-            prepare=False,
-        )
-        cursor = await conn.execute("select from pg_event_trigger where evtname = 'svc_watch_ddl'", prepare=False)
-        if await cursor.fetchone() is None:
-            await conn.execute(
-                sql.SQL(
-                    "create event trigger svc_watch_ddl on ddl_command_end execute function {}.notify_ddl()"
-                ).format(schema),
-                prepare=False,
-            )
+        if not function_current:
+            await conn.execute(sql.SQL("create schema if not exists {}").format(schema), prepare=False)
+            create = "create or replace function {}.notify_ddl() returns event_trigger language plpgsql as {}"
+            await conn.execute(sql.SQL(create).format(schema, sql.Literal(body)), prepare=False)
+        if not trigger_exists:
+            create = "create event trigger svc_watch_ddl on ddl_command_end execute function {}.notify_ddl()"
+            await conn.execute(sql.SQL(create).format(schema), prepare=False)
     return True
