@@ -28,6 +28,9 @@ from ._supervisor import Fatal, backoff
 
 log = logging.getLogger("svc.reload")
 
+#: Longest wait between attempts at the first snapshot while the database is unreachable.
+FIRST_SNAPSHOT_RETRY = 2.0
+
 
 class Reloader:
     """Builds snapshots with `build(config)` from the running configuration, and swaps them in."""
@@ -100,10 +103,12 @@ class Reloader:
             await self.reload(", ".join(dict.fromkeys(reasons)))
 
     async def _until_first_snapshot(self) -> None:
+        """Retry the first build with backoff, at most `FIRST_SNAPSHOT_RETRY` apart: a database that comes back
+        makes the service ready within that."""
         failures = 0
         while self._holder.current is None:
             failures += 1
-            await trio.sleep(backoff(failures))
+            await trio.sleep(min(FIRST_SNAPSHOT_RETRY, backoff(failures)))
             if self._holder.current is None:
                 self.request("no schema snapshot yet")
 
