@@ -15,6 +15,8 @@ class Code(enum.Enum):
     """A fixed error code: its HTTP status and a short title for problem documents."""
 
     BAD_USER_INPUT = (400, "Bad Request")
+    GRAPHQL_PARSE_FAILED = (400, "GraphQL Parse Failed")
+    GRAPHQL_VALIDATION_FAILED = (400, "GraphQL Validation Failed")
     FILTER_REQUIRED = (400, "Filter Required")
     PAGE_SIZE_EXCEEDED = (400, "Page Size Exceeded")
     DEPTH_LIMIT_EXCEEDED = (400, "Depth Limit Exceeded")

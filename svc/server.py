@@ -24,7 +24,8 @@ import trio
 from svc.actors import Fatal, Reloader, SchemaWatcher, export_snapshot, supervise
 from svc.config import Config, ConfigError, LoadedConfig, load_config
 from svc.db import ConnectionSettings, Executor, Pool, open_pool
-from svc.http import App, Probes, Route
+from svc.http import App, GraphqlRoutes, Probes, Route
+from svc.pipeline import Pipeline
 from svc.snapshot import SnapshotHolder, build_snapshot
 
 log = logging.getLogger("svc.server")
@@ -69,7 +70,9 @@ async def serve(
             on_swap=[export_snapshot] if watching and config.watch.export else [],
         )
         await _first_snapshot(reloader)
-        app = App(config, holder, [*_service_routes(pool, holder, started), *routes])
+        pipeline = Pipeline(executor)
+        service_routes = [*_service_routes(pool, holder, started), *GraphqlRoutes(config, pipeline).routes()]
+        app = App(config, holder, [*service_routes, *routes])
         shutdown = trio.Event()
         async with trio.open_nursery() as nursery:
             await nursery.start(_handle_signals, shutdown, reloader, nursery.cancel_scope)

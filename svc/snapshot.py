@@ -19,7 +19,15 @@ import trio
 from svc.catalog import INTROSPECTION_QUERY, Catalog, read_catalog
 from svc.config import Config
 from svc.db import Executor, Transaction
-from svc.graphql import GraphqlSchema, SchemaBuildError, build_graphql_schema, diff_sdl
+from svc.graphql import (
+    GraphqlEndpoint,
+    GraphqlSchema,
+    QueryPlanner,
+    SchemaBuildError,
+    Settings,
+    build_graphql_schema,
+    diff_sdl,
+)
 from svc.model import Model, ModelError, build_model
 
 
@@ -39,6 +47,7 @@ class Snapshot:
     catalog: Catalog
     model: Model
     graphql: GraphqlSchema
+    endpoint: GraphqlEndpoint
     #: What startup logs about this snapshot (schema-prefixed names, a pinned file that differs under `warn`...).
     warnings: tuple[str, ...] = ()
     #: 1 for the first snapshot served, one more for each swap (set by `SnapshotHolder.swap`).
@@ -115,7 +124,16 @@ async def build_snapshot(executor: Executor, config: Config) -> Snapshot:
     catalog = await read_database_catalog(executor, config)
     model, graphql = derive(catalog, config)
     warnings = [*model.warnings, *await _pin_check(config, graphql.sdl)]
-    return Snapshot(datetime.now(UTC), time.monotonic(), config, catalog, model, graphql, tuple(warnings))
+    endpoint = GraphqlEndpoint(
+        graphql.schema,
+        QueryPlanner(graphql.schema, model, config.limits),
+        Settings(
+            introspection=config.graphql.introspection,
+            full_detail=config.errors.detail == "full",
+            sql_comments=config.database.sql_comments,
+        ),
+    )
+    return Snapshot(datetime.now(UTC), time.monotonic(), config, catalog, model, graphql, endpoint, tuple(warnings))
 
 
 async def _pin_check(config: Config, sdl: str) -> list[str]:

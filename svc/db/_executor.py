@@ -17,6 +17,8 @@ import attrs
 import psycopg
 import trio
 from psycopg import pq, sql
+from psycopg.abc import Buffer
+from psycopg.adapt import Loader
 
 from ._connection import Connection
 from ._errors import RETRYABLE_SQLSTATES, map_database_error
@@ -50,6 +52,13 @@ class Session:
     settings: Mapping[str, str] = attrs.field(factory=dict)
 
 
+class RawText(Loader):
+    """Text and JSON columns as the bytes the server sent: response bodies are forwarded, never decoded."""
+
+    def load(self, data: Buffer) -> bytes:
+        return bytes(data)
+
+
 class Transaction:
     """The open transaction a unit of work runs its statements in."""
 
@@ -62,6 +71,10 @@ class Transaction:
         if self._comment is not None:
             query = sql.Composed([sql.SQL(query) if isinstance(query, str) else query, self._comment])
         return await self.connection.execute(query, params, prepare=prepare)
+
+    async def fetch_raw(self, statement: str, params: Mapping[str, Any]) -> tuple[bytes | None, ...]:
+        """The one row of a compiled statement, its text columns as raw bytes (prepared: its text is its shape)."""
+        return await _fetch_raw(self.connection, _tagged(statement, self._comment), params)
 
 
 def sql_comment(tags: Mapping[str, str]) -> sql.Composable:
@@ -81,6 +94,30 @@ class Executor:
         self._sql_comments = sql_comments
         self._max_retries = max_retries
 
+    async def fetch(
+        self,
+        statement: str,
+        params: Mapping[str, Any],
+        *,
+        tags: Mapping[str, str] | None = None,
+        session: Session | None = None,
+    ) -> tuple[bytes | None, ...]:
+        """One compiled read statement; its row, text columns as raw bytes.
+
+        A read is one statement and needs no explicit transaction: without a session it runs on its own in one
+        round trip; with a role or settings it runs in a read-only transaction that sets them first.
+        """
+        if session is not None and (session.role or session.settings):
+            return await self.run(lambda tx: tx.fetch_raw(statement, params), tags=tags, session=session, readonly=True)
+        comment = sql_comment(tags) if self._sql_comments and tags else None
+        text = _tagged(statement, comment)
+
+        async def once() -> tuple[bytes | None, ...]:
+            async with self.pool.connection() as conn:
+                return await _fetch_raw(conn, text, params)
+
+        return await self._retrying(once)
+
     async def run(
         self,
         work: Callable[[Transaction], Awaitable[T]],
@@ -96,10 +133,14 @@ class Executor:
         `map_database_error` names and the database's own error otherwise.
         """
         comment = sql_comment(tags) if self._sql_comments and tags else None
+        return await self._retrying(lambda: self._run_once(work, comment, session, _BEGIN[isolation, readonly]))
+
+    async def _retrying(self, attempt_once: Callable[[], Awaitable[T]]) -> T:
+        """Retry on serialization failure or deadlock (jittered backoff); map connection-level failures."""
         attempt = 0
         while True:
             try:
-                return await self._run_once(work, comment, session, _BEGIN[isolation, readonly])
+                return await attempt_once()
             except psycopg.Error as exc:
                 if exc.sqlstate in RETRYABLE_SQLSTATES and attempt < self._max_retries:
                     attempt += 1
@@ -129,6 +170,22 @@ class Executor:
                 await _rollback(conn)
                 raise
             return result
+
+
+def _tagged(statement: str, comment: sql.Composable | None) -> str:
+    return statement if comment is None else statement + comment.as_string(None)
+
+
+async def _fetch_raw(conn: Connection, statement: str, params: Mapping[str, Any]) -> tuple[bytes | None, ...]:
+    cursor = conn.cursor()
+    cursor.adapters.register_loader("text", RawText)
+    cursor.adapters.register_loader("json", RawText)
+    # Compiled text depends only on the shape: prepare it at once, unless `database.statement_cache` is 0.
+    prepare = True if conn.prepare_threshold is not None else None
+    await cursor.execute(statement, params, prepare=prepare)  # type: ignore[arg-type]  # our compiled text
+    row = await cursor.fetchone()
+    assert row is not None
+    return tuple(row)
 
 
 async def _start_session(conn: Connection, session: Session) -> None:

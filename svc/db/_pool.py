@@ -29,6 +29,17 @@ log = logging.getLogger("svc.db")
 HEALTH_CHECK_INTERVAL = 30.0
 _PING_TIMEOUT = 5.0
 
+#: `totalCount(estimate: true)` runs EXPLAIN inside the one statement; only a VOLATILE function may, so each connection
+#: gets this one in its own temporary schema (dropped with the session).
+COUNT_ESTIMATE_FUNCTION = """\
+create function pg_temp.svc_count_estimate(query text) returns integer language plpgsql volatile as $$
+declare
+  plan json;
+begin
+  execute 'explain (format json) ' || query into plan;
+  return (plan -> 0 -> 'Plan' ->> 'Plan Rows')::numeric::int;
+end $$"""
+
 _SETUP_QUERY = """\
 select
   (select setting::bigint from pg_settings where name = 'statement_timeout'),
@@ -168,15 +179,16 @@ class Pool:
         assert row is not None
         current_timeout, extension_schemas = row
         path = [*self._settings.schemas, *(s for s in extension_schemas if s not in self._settings.schemas)]
-        statements = []
+        # Prepared statements save parsing; their plans are made for the values at hand (page sizes and filters
+        # change the best plan a lot), which a generic plan would not know.
+        statements = [sql.SQL("set plan_cache_mode = force_custom_plan"), sql.SQL(COUNT_ESTIMATE_FUNCTION)]
         if path:
             statements.append(sql.SQL("set search_path to {}").format(sql.SQL(", ").join(map(sql.Identifier, path))))
         wanted = self._settings.statement_timeout_ms
         # SPEC "Limits": a role's own lower statement_timeout applies first.
         if wanted is not None and not (0 < current_timeout <= wanted):
             statements.append(sql.SQL("set statement_timeout = {}").format(sql.Literal(wanted)))
-        if statements:
-            await conn.execute(sql.SQL("; ").join(statements), prepare=False)
+        await conn.execute(sql.SQL("; ").join(statements), prepare=False)
 
     async def _ping(self, conn: Connection) -> bool:
         with trio.move_on_after(_PING_TIMEOUT):

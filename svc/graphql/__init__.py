@@ -1,6 +1,18 @@
-"""The GraphQL front end (layer 7): the schema built from the model, and (with the reads issue) the planner."""
+"""The GraphQL front end (layer 7): the schema built from the model, the planner, and request execution."""
 
 from ._diff import diff_sdl
+from ._execute import GraphqlEndpoint, GraphqlRequest, GraphqlResponse, Settings
+from ._planner import QueryPlanner
 from ._schema import GraphqlSchema, SchemaBuildError, build_graphql_schema
 
-__all__ = ["GraphqlSchema", "SchemaBuildError", "build_graphql_schema", "diff_sdl"]
+__all__ = [
+    "GraphqlEndpoint",
+    "GraphqlRequest",
+    "GraphqlResponse",
+    "GraphqlSchema",
+    "QueryPlanner",
+    "SchemaBuildError",
+    "Settings",
+    "build_graphql_schema",
+    "diff_sdl",
+]

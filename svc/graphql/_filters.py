@@ -2,8 +2,8 @@
 
 Every filter has `isNull`, `equalTo`, `notEqualTo`, `distinctFrom`, `notDistinctFrom`, `in`, `notIn`; ordered types
 add the comparisons and their any/all forms; strings add the pattern operators; JSON adds containment, keys and
-paths; lists compare as arrays and element-wise; ranges add the range operators. The planner reads the same table
-(`OPERATORS`) to know what an operator means, so the SDL and the compiler cannot disagree.
+paths; lists compare as arrays and element-wise; ranges add the range operators. Each operator names what it means
+in the plan (`plan.Operator`), so the SDL lists and the planner reads the same table.
 """
 
 import enum
@@ -11,6 +11,7 @@ import enum
 import attrs
 
 from svc.model import Scalar
+from svc.plan import Operator as Op
 
 
 class Operand(enum.Enum):
@@ -30,10 +31,51 @@ class Operator:
     name: str
     operand: Operand
     description: str
+    #: What it means in the plan (None for `isNull`, which is a test of its own).
+    plan: Op | None = None
+    #: The LIKE pattern a text operand becomes (`%{}%` for `includes`), the operand escaped.
+    pattern: str | None = None
+
+
+_MEANINGS: dict[str, tuple[Op, str | None]] = {
+    "equalTo": (Op.EQ, None), "notEqualTo": (Op.NEQ, None), "distinctFrom": (Op.DISTINCT, None),
+    "notDistinctFrom": (Op.NOT_DISTINCT, None), "in": (Op.IN, None), "notIn": (Op.NOT_IN, None),
+    "lessThan": (Op.LT, None), "lessThanOrEqualTo": (Op.LTE, None), "greaterThan": (Op.GT, None),
+    "greaterThanOrEqualTo": (Op.GTE, None), "lessThanAny": (Op.LT_ANY, None), "lessThanAll": (Op.LT_ALL, None),
+    "lessThanOrEqualToAny": (Op.LTE_ANY, None), "lessThanOrEqualToAll": (Op.LTE_ALL, None),
+    "greaterThanAny": (Op.GT_ANY, None), "greaterThanAll": (Op.GT_ALL, None),
+    "greaterThanOrEqualToAny": (Op.GTE_ANY, None), "greaterThanOrEqualToAll": (Op.GTE_ALL, None),
+    "includes": (Op.LIKE, "%{}%"), "notIncludes": (Op.NOT_LIKE, "%{}%"),
+    "includesInsensitive": (Op.ILIKE, "%{}%"), "notIncludesInsensitive": (Op.NOT_ILIKE, "%{}%"),
+    "startsWith": (Op.LIKE, "{}%"), "notStartsWith": (Op.NOT_LIKE, "{}%"),
+    "startsWithInsensitive": (Op.ILIKE, "{}%"), "notStartsWithInsensitive": (Op.NOT_ILIKE, "{}%"),
+    "endsWith": (Op.LIKE, "%{}"), "notEndsWith": (Op.NOT_LIKE, "%{}"),
+    "endsWithInsensitive": (Op.ILIKE, "%{}"), "notEndsWithInsensitive": (Op.NOT_ILIKE, "%{}"),
+    "like": (Op.LIKE, None), "notLike": (Op.NOT_LIKE, None), "likeInsensitive": (Op.ILIKE, None),
+    "notLikeInsensitive": (Op.NOT_ILIKE, None), "likeAny": (Op.LIKE_ANY, None), "likeAll": (Op.LIKE_ALL, None),
+    "likeInsensitiveAny": (Op.ILIKE_ANY, None), "likeInsensitiveAll": (Op.ILIKE_ALL, None),
+    "regex": (Op.REGEX, None), "notRegex": (Op.NOT_REGEX, None), "regexInsensitive": (Op.IREGEX, None),
+    "notRegexInsensitive": (Op.NOT_IREGEX, None), "equalToInsensitive": (Op.EQ_INSENSITIVE, None),
+    "notEqualToInsensitive": (Op.NEQ_INSENSITIVE, None), "inInsensitive": (Op.IN_INSENSITIVE, None),
+    "notInInsensitive": (Op.NOT_IN_INSENSITIVE, None),
+    "contains": (Op.CONTAINS, None), "containedBy": (Op.CONTAINED_BY, None), "hasKey": (Op.HAS_KEY, None),
+    "hasAnyKeys": (Op.HAS_ANY_KEYS, None), "hasAllKeys": (Op.HAS_ALL_KEYS, None),
+    "matchesPath": (Op.MATCHES_PATH, None), "existsPath": (Op.EXISTS_PATH, None), "overlaps": (Op.OVERLAPS, None),
+    "anyEqualTo": (Op.ANY_EQ, None), "anyNotEqualTo": (Op.ANY_NEQ, None), "anyLessThan": (Op.ANY_LT, None),
+    "anyLessThanOrEqualTo": (Op.ANY_LTE, None), "anyGreaterThan": (Op.ANY_GT, None),
+    "anyGreaterThanOrEqualTo": (Op.ANY_GTE, None), "containsElement": (Op.CONTAINS_ELEMENT, None),
+    "strictlyLeftOf": (Op.STRICTLY_LEFT, None), "strictlyRightOf": (Op.STRICTLY_RIGHT, None),
+    "notExtendsLeftOf": (Op.NOT_EXTENDS_LEFT, None), "notExtendsRightOf": (Op.NOT_EXTENDS_RIGHT, None),
+    "adjacentTo": (Op.ADJACENT, None),
+}  # fmt: skip
 
 
 def _ops(*items: tuple[str, Operand, str]) -> tuple[Operator, ...]:
-    return tuple(Operator(*item) for item in items)
+    operators = []
+    for name, operand, description in items:
+        meaning, pattern = _MEANINGS.get(name, (None, None))
+        operators.append(Operator(name, operand, description, meaning, pattern))
+    return tuple(operators)
 
 
 COMMON = _ops(
@@ -146,3 +188,7 @@ def enum_operators() -> tuple[Operator, ...]:
 
 def range_operators() -> tuple[Operator, ...]:
     return COMMON + RANGE
+
+
+def list_operators() -> tuple[Operator, ...]:
+    return LIST

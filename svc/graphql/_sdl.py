@@ -30,9 +30,9 @@ from svc.model import (
     Scalar,
     ValueKind,
     ValueType,
-    upper_snake,
 )
 
+from ._fields import filterable_computed, order_values
 from ._filters import LIST, Operand, Operator, enum_operators, range_operators, scalar_operators
 
 _SCALAR_DESCRIPTIONS = {
@@ -284,23 +284,7 @@ class _Writer:
         names, out = entity.names, self.out
         out.describe(f"Orderings of `{names.type}` rows; NULLs last ascending and first descending.")
         out.add(f"enum {names.order_by} {{")
-        out.add("  NATURAL")
-        if entity.primary_key is not None:
-            out.add("  PRIMARY_KEY_ASC\n  PRIMARY_KEY_DESC")
-        for field in entity.fields:
-            if field.orderable:
-                out.lines += _order_values(upper_snake(field.name), field.nullable)
-        for relation in entity.relations:
-            target = self.entities[relation.target]
-            if relation.kind is Cardinality.TO_ONE:
-                for field in target.fields:
-                    if field.orderable:
-                        out.lines += _order_values(f"{upper_snake(relation.name)}_{upper_snake(field.name)}", True)
-            else:
-                out.lines += _order_values(f"{upper_snake(relation.name)}_COUNT", False)
-        for computed in entity.computed:
-            if _orderable_computed(computed):
-                out.lines += _order_values(upper_snake(computed.name), True)
+        out.lines += [f"  {name}" for name in order_values(entity, self.model)]
         out.add("}\n")
 
     def _condition(self, entity: Entity) -> None:
@@ -328,7 +312,7 @@ class _Writer:
                 out.to_many_filters.add(target.type_name)
                 out.add(f"  {relation.name}: {target.names.to_many_filter}")
         for computed in entity.computed:
-            if _filterable_computed(computed) and computed.returns.type is not None:
+            if filterable_computed(computed) and computed.returns.type is not None:
                 filter_name = self._filter_name(computed.returns.type)
                 if filter_name:
                     out.add(f"  {computed.name}: {filter_name}")
@@ -638,33 +622,11 @@ def _lower(name: str) -> str:
     return name[:1].lower() + name[1:]
 
 
-def _order_values(name: str, nullable: bool) -> list[str]:
-    values = [f"  {name}_ASC", f"  {name}_DESC"]
-    if nullable:
-        values += [f"  {name}_ASC_NULLS_FIRST", f"  {name}_DESC_NULLS_LAST"]
-    return values
-
-
 def _comparable(value: ValueType) -> bool:
     """Usable in `<Type>Condition` (equality): not json (no `=`) and not composite."""
     if value.kind is ValueKind.COMPOSITE:
         return False
     return not (value.kind is ValueKind.SCALAR and value.sql_type == "json")
-
-
-def _orderable_computed(computed: ComputedField) -> bool:
-    value = computed.returns.type
-    return (
-        computed.returns.kind is ReturnKind.SCALAR
-        and not any(a.required for a in computed.arguments)
-        and value is not None
-        and value.kind in (ValueKind.SCALAR, ValueKind.ENUM)
-        and value.name != Scalar.JSON.value
-    )
-
-
-def _filterable_computed(computed: ComputedField) -> bool:
-    return computed.returns.kind is ReturnKind.SCALAR and not any(a.required for a in computed.arguments)
 
 
 def _constraint(field: Field) -> str:

@@ -1,9 +1,10 @@
 """The HTTP edge (layer 10): the ASGI app, its routes, probes, and the rendering of typed errors."""
 
 from ._app import App
+from ._graphql import GraphqlRoutes
 from ._messages import Request, Response
 from ._probes import Probes
 from ._problem import PROBLEM_JSON, problem
 from ._routing import Route
 
-__all__ = ["PROBLEM_JSON", "App", "Probes", "Request", "Response", "Route", "problem"]
+__all__ = ["PROBLEM_JSON", "App", "GraphqlRoutes", "Probes", "Request", "Response", "Route", "problem"]

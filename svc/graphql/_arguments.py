@@ -1,0 +1,390 @@
+"""Field arguments into plan parts: `filter`, `condition`, `orderBy`, and the page (`first`, `last`, `offset`,
+`after`, `before`) (SPEC "Filter and condition inputs", "orderBy", "Pagination rules", "Limits").
+
+Bad input is refused here, before any SQL: LIKE patterns ending in the escape character, cursors the connection did
+not issue, negative page sizes (BAD_USER_INPUT), and pages over `limits.page_size.max` (PAGE_SIZE_EXCEEDED with
+`limit` and `actual`).
+"""
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from svc.config import LimitsConfig
+from svc.errors import Code, SvcError
+from svc.model import Cardinality, Entity, Field, Model, Relation, Scalar, ValueKind, ValueType
+from svc.plan import (
+    And,
+    Cast,
+    ColumnRef,
+    Compare,
+    ComputedRef,
+    Constant,
+    Expression,
+    Filter,
+    FunctionCall,
+    IsNull,
+    JunctionLink,
+    Link,
+    Not,
+    Or,
+    OrderItem,
+    Page,
+    Param,
+    Params,
+    Quantifier,
+    Related,
+    RelatedColumn,
+    RelatedCount,
+    Table,
+    bad_input,
+    coerce,
+    decode_cursor,
+    text,
+)
+from svc.plan import Operator as Op
+
+from ._fields import EntityIndex, FieldKind, OrderKind
+from ._filters import Operand, Operator, enum_operators, list_operators, range_operators, scalar_operators
+
+_ARRAY_OPERANDS = frozenset({Operand.VALUES, Operand.STRINGS})
+
+
+@attrs.frozen
+class Order:
+    """A total order (the key appended), the SQL types of its values (for cursors), and its signature."""
+
+    items: tuple[OrderItem, ...]
+    types: tuple[str, ...]
+    signature: str
+
+
+def table(entity: Entity) -> Table:
+    return Table(entity.schema, entity.table)
+
+
+def link_of(relation: Relation, model: Model) -> Link | JunctionLink:
+    """How the relation's rows hang from this entity's row."""
+    if relation.kind is Cardinality.MANY_TO_MANY:
+        assert relation.junction is not None
+        junction = model.entity(relation.junction)
+        return JunctionLink(table(junction), relation.pairs, relation.junction_pairs)
+    return Link(relation.pairs)
+
+
+class Arguments:
+    """Plans the arguments of one operation; values go into `params`."""
+
+    def __init__(self, model: Model, index: EntityIndex, limits: LimitsConfig, params: Params) -> None:
+        self.model = model
+        self.index = index
+        self.limits = limits
+        self.params = params
+
+    # --- filter ------------------------------------------------------------------------------------------------
+
+    def filter(self, entity: Entity, value: Mapping[str, Any] | None, path: Sequence[str | int]) -> Filter | None:
+        """`<Type>Filter`: every member must hold; `and`, `or`, `not` combine; null members are ignored."""
+        if value is None:
+            return None
+        items: list[Filter] = []
+        fields = self.index.fields(entity)
+        for name, member in value.items():
+            if member is None:
+                continue
+            where = [*path, name]
+            if name == "and":
+                items.append(And(tuple(f for v in member if (f := self.filter(entity, v, where)) is not None)))
+            elif name == "or":
+                items.append(Or(tuple(f for v in member if (f := self.filter(entity, v, where)) is not None)))
+            elif name == "not":
+                inner = self.filter(entity, member, where)
+                if inner is not None:
+                    items.append(Not(inner))
+            else:
+                meaning = fields[name]
+                if meaning.kind is FieldKind.COLUMN:
+                    assert meaning.field is not None
+                    items += self._operators(_column(meaning.field), meaning.field.type, member, where)
+                elif meaning.kind is FieldKind.COMPUTED:
+                    assert meaning.computed is not None and meaning.computed.returns.type is not None
+                    call = FunctionCall(meaning.computed.schema, meaning.computed.function, row_argument=True)
+                    items += self._operators(ComputedRef(call), meaning.computed.returns.type, member, where)
+                else:
+                    assert meaning.relation is not None
+                    items.append(self._related(meaning.relation, member, where))
+        return And(tuple(items)) if len(items) != 1 else items[0]
+
+    def _related(self, relation: Relation, value: Mapping[str, Any], path: Sequence[str | int]) -> Filter:
+        target = self.model.entity(relation.target)
+        link = link_of(relation, self.model)
+        if relation.kind is Cardinality.TO_ONE:
+            return Related(table(target), link, Quantifier.SOME, self.filter(target, value, path))
+        items: list[Filter] = []
+        for name, quantifier in (("some", Quantifier.SOME), ("every", Quantifier.EVERY), ("none", Quantifier.NONE)):
+            if value.get(name) is not None:
+                inner = self.filter(target, value[name], [*path, name])
+                items.append(Related(table(target), link, quantifier, inner))
+        if value.get("count") is not None:
+            count = RelatedCount(table(target), link)
+            integer = ValueType(ValueKind.SCALAR, Scalar.INT.value, "bigint")
+            items += self._operators(count, integer, value["count"], [*path, "count"])
+        return And(tuple(items)) if len(items) != 1 else items[0]
+
+    def _operators(
+        self, expression: Expression, type_: ValueType, value: Mapping[str, Any], path: Sequence[str | int]
+    ) -> list[Filter]:
+        operators = {op.name: op for op in _operators_of(type_)}
+        if type_.kind is ValueKind.SCALAR and type_.sql_type == "json":
+            expression = Cast(expression, "jsonb")  # json has no equality or containment: compare as jsonb
+            type_ = attrs.evolve(type_, sql_type="jsonb")
+        items: list[Filter] = []
+        for name, operand in value.items():
+            if operand is None:
+                continue
+            where = [*path, name]
+            operator = operators[name]
+            if operator.plan is None:  # isNull
+                items.append(IsNull(expression, bool(operand)))
+                continue
+            items.append(self._compare(expression, type_, operator, operand, where))
+        return items
+
+    def _compare(
+        self, expression: Expression, type_: ValueType, operator: Operator, operand: Any, path: Sequence[str | int]
+    ) -> Filter:
+        assert operator.plan is not None
+        if operator.operand in (Operand.VALUES, Operand.STRINGS, Operand.ITEMS) and not operand:
+            if operator.plan in (
+                Op.IN,
+                Op.IN_INSENSITIVE,
+                Op.LIKE_ANY,
+                Op.ILIKE_ANY,
+                Op.LT_ANY,
+                Op.LTE_ANY,
+                Op.GT_ANY,
+                Op.GTE_ANY,
+            ):
+                return Constant(False)  # nothing to be equal to
+            if operator.plan in (Op.NOT_IN, Op.NOT_IN_INSENSITIVE):
+                return Constant(True)
+        if operator.pattern is not None:
+            pattern = operator.pattern.format(escape_like(text(operand, path)))
+            return Compare(expression, operator.plan, self.params.add(pattern, "text"))
+        if operator.plan in (Op.LIKE, Op.NOT_LIKE, Op.ILIKE, Op.NOT_ILIKE):
+            return Compare(expression, operator.plan, self.params.add(like_pattern(operand, path), "text"))
+        if operator.plan in (Op.LIKE_ANY, Op.LIKE_ALL, Op.ILIKE_ANY, Op.ILIKE_ALL):
+            patterns = [like_pattern(p, [*path, i]) for i, p in enumerate(operand)]
+            return Compare(expression, operator.plan, self.params.add(patterns, "text[]"))
+        value, sql_type = self._operand(type_, operator, operand, path)
+        return Compare(expression, operator.plan, self.params.add(value, sql_type))
+
+    def _operand(
+        self, type_: ValueType, operator: Operator, operand: Any, path: Sequence[str | int]
+    ) -> tuple[Any, str]:
+        kind = operator.operand
+        if kind is Operand.STRING:
+            sql_type = {Op.MATCHES_PATH: "jsonpath", Op.EXISTS_PATH: "jsonpath"}.get(operator.plan, "text")  # type: ignore[arg-type]
+            return text(operand, path), sql_type
+        if kind is Operand.STRINGS:
+            return [text(v, [*path, i]) for i, v in enumerate(operand)], "text[]"
+        if type_.kind is ValueKind.LIST:
+            assert type_.item is not None
+            if kind is Operand.ITEM:
+                return coerce(operand, type_.item, self.model, path), type_.item.sql_type
+            return coerce(operand, type_, self.model, path), type_.sql_type
+        if type_.kind is ValueKind.RANGE and kind is Operand.ITEM:
+            bound = next(r.bound for r in self.model.ranges if r.name == type_.name)
+            return coerce(operand, bound, self.model, path), bound.sql_type
+        if kind is Operand.VALUES:
+            return [coerce(v, type_, self.model, [*path, i]) for i, v in enumerate(operand)], f"{type_.sql_type}[]"
+        return coerce(operand, type_, self.model, path), type_.sql_type
+
+    # --- condition ---------------------------------------------------------------------------------------------
+
+    def condition(self, entity: Entity, value: Mapping[str, Any] | None, path: Sequence[str | int]) -> Filter | None:
+        """`<Type>Condition`: each member equal to its value (null: IS NULL); all must hold."""
+        if not value:
+            return None
+        items: list[Filter] = []
+        fields = self.index.fields(entity)
+        for name, member in value.items():
+            field = fields[name].field
+            assert field is not None
+            expression: Expression = _column(field)
+            sql_type = field.type.sql_type
+            if sql_type == "json":
+                expression, sql_type = Cast(expression, "jsonb"), "jsonb"
+            if member is None:
+                items.append(IsNull(expression, True))
+            else:
+                bound = coerce(member, field.type, self.model, [*path, name])
+                items.append(Compare(expression, Op.EQ, self.params.add(bound, sql_type)))
+        return And(tuple(items)) if len(items) != 1 else items[0]
+
+    # --- order -------------------------------------------------------------------------------------------------
+
+    def order(self, entity: Entity, names: Sequence[str] | None, *, default_key: bool = True) -> Order:
+        """The orderBy items, followed by the primary key columns they leave out, so the order is total.
+
+        No orderBy orders by the key (when `default_key`: tables; function results keep their own order).
+        """
+        values = self.index.orders(entity)
+        given = list(names or ())
+        items: list[OrderItem] = []
+        types: list[str] = []
+        for name in given:
+            order = values[name]
+            for item, sql_type in self._order_items(entity, order):
+                if item.expression not in [i.expression for i in items]:
+                    items.append(item)
+                    types.append(sql_type)
+        if given or default_key:
+            for column in entity.primary_key or ():
+                expression = ColumnRef(column)
+                if expression not in [i.expression for i in items]:
+                    items.append(OrderItem(expression, nullable=False))
+                    types.append(_column_type(entity, column))
+        signature = f"{entity.type_name}:{','.join(given) or 'PRIMARY_KEY_ASC'}"
+        return Order(tuple(items), tuple(types), signature)
+
+    def _order_items(self, entity: Entity, order: Any) -> list[tuple[OrderItem, str]]:
+        kind, descending, nulls_first = order.kind, order.descending, order.nulls_first
+        if kind is OrderKind.NATURAL:
+            return []
+        if kind is OrderKind.PRIMARY_KEY:
+            return [
+                (OrderItem(ColumnRef(c), descending, descending, nullable=False), _column_type(entity, c))
+                for c in entity.primary_key or ()
+            ]
+        if kind is OrderKind.FIELD:
+            field = order.field
+            return [(OrderItem(_column(field), descending, nulls_first, field.nullable), field.type.sql_type)]
+        if kind is OrderKind.RELATED_FIELD:
+            relation, field = order.relation, order.field
+            target = self.model.entity(relation.target)
+            expression = RelatedColumn(table(target), link_of(relation, self.model), field.column)  # type: ignore[arg-type]
+            return [(OrderItem(expression, descending, nulls_first, True), field.type.sql_type)]
+        if kind is OrderKind.RELATED_COUNT:
+            relation = order.relation
+            target = self.model.entity(relation.target)
+            return [
+                (
+                    OrderItem(
+                        RelatedCount(table(target), link_of(relation, self.model)), descending, descending, False
+                    ),
+                    "bigint",
+                )
+            ]
+        computed = order.computed
+        call = FunctionCall(computed.schema, computed.function, row_argument=True)
+        return [(OrderItem(ComputedRef(call), descending, nulls_first, True), computed.returns.type.sql_type)]
+
+    # --- pages -------------------------------------------------------------------------------------------------
+
+    def list_page(self, arguments: Mapping[str, Any], path: Sequence[str | int]) -> tuple[Page, int]:
+        """A plain list's rows: `first` (at most `page_size.max`; without it, cut there) and `offset`."""
+        first = self._size(arguments.get("first"), "first", path)
+        limit = first if first is not None else self.limits.page_size.max
+        page = Page(
+            limit=self.params.add(limit, "bigint") if limit is not None else None,
+            offset=self._offset(arguments.get("offset"), path),
+        )
+        return page, limit if limit is not None else 1000
+
+    def connection_page(
+        self, arguments: Mapping[str, Any], order: Order, path: Sequence[str | int]
+    ) -> tuple[Page, int]:
+        """SPEC "Pagination rules": first/after forward, last/before backward, both (the last of the first),
+        offset past the cursor, the default page size without either."""
+        first = self._size(arguments.get("first"), "first", path)
+        last = self._size(arguments.get("last"), "last", path)
+        after = self._cursor(arguments.get("after"), order, [*path, "after"])
+        before = self._cursor(arguments.get("before"), order, [*path, "before"])
+        offset = self._offset(arguments.get("offset"), path)
+        if first is None and last is None:
+            default = self.limits.page_size.default
+            first = default if default is not None else self.limits.page_size.max
+        backward = last is not None and first is None
+        size = last if backward else first
+        page = Page(
+            limit=self.params.add(size, "bigint") if size is not None else None,
+            offset=offset,
+            backward=backward,
+            after=after,
+            before=before,
+            tail=self.params.add(last, "bigint") if (first is not None and last is not None) else None,
+        )
+        return page, size if size is not None else 1000
+
+    def _size(self, value: Any, name: str, path: Sequence[str | int]) -> int | None:
+        if value is None:
+            return None
+        if value < 0:
+            raise bad_input(f"{name} must not be negative; got {value}", [*path, name])
+        maximum = self.limits.page_size.max
+        if maximum is not None and value > maximum:
+            raise SvcError(
+                Code.PAGE_SIZE_EXCEEDED,
+                f"{name} is {value}, more than the largest page ({maximum})",
+                extensions={"limit": maximum, "actual": value},
+            )
+        return int(value)
+
+    def _offset(self, value: Any, path: Sequence[str | int]) -> Param | None:
+        if value is None:
+            return None
+        if value < 0:
+            raise bad_input(f"offset must not be negative; got {value}", [*path, "offset"])
+        return self.params.add(int(value), "bigint")
+
+    def _cursor(self, value: Any, order: Order, path: Sequence[str | int]) -> tuple[Param, ...] | None:
+        if value is None:
+            return None
+        values = decode_cursor(value, order.signature, len(order.items))
+        if values is None:
+            raise bad_input("this cursor was not issued by this connection for this orderBy", path)
+        return tuple(self.params.add(_cursor_value(v), t) for v, t in zip(values, order.types, strict=True))
+
+
+def escape_like(value: str) -> str:
+    """A text matched literally inside a LIKE pattern (`\\`, `%` and `_` escaped with the default escape `\\`)."""
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def like_pattern(value: Any, path: Sequence[str | int]) -> str:
+    """A client's LIKE pattern; one ending in an unpaired escape character is refused (SPEC "Errors")."""
+    pattern = text(value, path)
+    trailing = len(pattern) - len(pattern.rstrip("\\"))
+    if trailing % 2 == 1:
+        raise bad_input("a LIKE pattern may not end with the escape character \\", path)
+    return pattern
+
+
+def _operators_of(type_: ValueType) -> tuple[Operator, ...]:
+    if type_.kind is ValueKind.LIST:
+        return list_operators()
+    if type_.kind is ValueKind.ENUM:
+        return enum_operators()
+    if type_.kind is ValueKind.RANGE:
+        return range_operators()
+    return scalar_operators(Scalar(type_.name))
+
+
+def _column(field: Field) -> ColumnRef:
+    return ColumnRef(field.column)
+
+
+def _column_type(entity: Entity, column: str) -> str:
+    field = entity.field_of_column(column)
+    return field.type.sql_type if field is not None else "text"
+
+
+def _cursor_value(value: Any) -> Any:
+    """A cursor's JSON value as a parameter: JSON objects and arrays (JSON columns) go back as JSON text."""
+    if isinstance(value, (dict, list)):
+        import json
+
+        return json.dumps(value)
+    return value

@@ -1,0 +1,330 @@
+"""A GraphQL request answered (SPEC "GraphQL behaviour", "Errors" -> GraphQL): parsed and validated once per
+document text, planned, read with ONE statement, and the response assembled from the database's JSON texts without
+decoding them.
+
+Status: 200 when the response has `data` (whatever failed in it); with `data: null`, the status of the first error.
+Partial results: when the one statement fails because of data it read and the query has several root fields, each
+root field is read alone in one repeatable-read, read-only transaction; a failing nullable field is null with its
+error, a failing non-null one makes `data` null. `onError`: PROPAGATE (default), NULL (failed fields are null, the
+rest kept), HALT (no data); the older NO_PROPAGATE and ABORT mean NULL and HALT.
+"""
+
+import collections
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+import psycopg
+from graphql import (
+    DocumentNode,
+    FragmentDefinitionNode,
+    GraphQLError,
+    GraphQLSchema,
+    OperationDefinitionNode,
+    OperationType,
+    execute_sync,
+    parse,
+    validate,
+)
+from graphql.execution.values import VariableValues, get_variable_values
+
+from svc.db import Transaction
+from svc.errors import Code, SvcError
+from svc.pipeline import Pipeline, StatementCache
+from svc.plan import ReadPlan
+
+from ._planner import FieldError, PlannedQuery, QueryPlanner
+
+log = logging.getLogger("svc.graphql")
+
+DOCUMENT_CACHE_SIZE = 500
+#: Failures of the whole request, never retried field by field (SPEC "Partial results").
+_WHOLE_REQUEST = frozenset({Code.STATEMENT_TIMEOUT, Code.DATABASE_UNAVAILABLE, Code.SCHEMA_CHANGED})
+#: SQLSTATEs that name bad input the planner could not check: an invalid regular expression or JSON path.
+_BAD_INPUT_STATES = frozenset(
+    {"2201B", "22P02", "2203A", "2203B", "2203C", "2203D", "2203E", "2203F", "22033", "22034"}
+)
+_ON_ERROR = {"PROPAGATE": "PROPAGATE", "NULL": "NULL", "NO_PROPAGATE": "NULL", "HALT": "HALT", "ABORT": "HALT"}
+
+
+@attrs.frozen
+class GraphqlRequest:
+    query: str | None
+    operation_name: str | None = None
+    variables: Mapping[str, Any] | None = None
+    extensions: Mapping[str, Any] | None = None
+    on_error: str | None = None
+    method: str = "POST"
+
+
+@attrs.frozen
+class GraphqlResponse:
+    status: int
+    body: bytes
+
+
+@attrs.frozen
+class Settings:
+    """What a snapshot's configuration says about answering GraphQL."""
+
+    introspection: bool
+    full_detail: bool
+    sql_comments: bool
+
+
+class Documents:
+    """Parsed and validated documents by their text, least recently used out (SPEC "parse (cached by document
+    text)")."""
+
+    def __init__(self, schema: GraphQLSchema, size: int = DOCUMENT_CACHE_SIZE) -> None:
+        self._schema = schema
+        self._size = size
+        self._entries: collections.OrderedDict[str, DocumentNode | list[GraphQLError]] = collections.OrderedDict()
+
+    def get(self, text: str) -> DocumentNode | list[GraphQLError]:
+        found = self._entries.get(text)
+        if found is not None:
+            self._entries.move_to_end(text)
+            return found
+        try:
+            document: DocumentNode | list[GraphQLError] = parse(text, no_location=False, max_tokens=50_000)
+        except GraphQLError as error:
+            document = [error]
+        else:
+            errors = validate(self._schema, document)
+            if errors:
+                document = errors
+        self._entries[text] = document
+        if len(self._entries) > self._size:
+            self._entries.popitem(last=False)
+        return document
+
+
+class GraphqlEndpoint:
+    """Answers GraphQL requests on one snapshot (its schema, planner and caches)."""
+
+    def __init__(self, schema: GraphQLSchema, planner: QueryPlanner, settings: Settings) -> None:
+        self.schema = schema
+        self.planner = planner
+        self.settings = settings
+        self.documents = Documents(schema)
+        self.statements = StatementCache()
+
+    async def execute(self, request: GraphqlRequest, pipeline: Pipeline, request_id: str) -> GraphqlResponse:
+        answer = _Answer(request_id, self.settings.full_detail)
+        try:
+            operation, document = self._operation(request)
+            if operation.operation is not OperationType.QUERY:
+                return answer.failed(_not_a_query(operation, request))
+            variables = self._variables(operation, request)
+            planned = self.planner.plan(operation, _fragments(document), variables)
+            if planned.introspection and not self.settings.introspection:
+                return answer.failed(SvcError(Code.INTROSPECTION_DISABLED, "introspection is disabled"))
+        except FieldError as error:
+            return answer.failed(error, error.path)
+        except SvcError as error:
+            return answer.failed(error)
+        tags = {"api": "graphql", "operation": operation.name.value if operation.name else "anonymous"}
+        on_error = _on_error(request)
+        texts = await self._read(planned, pipeline, tags, answer, on_error)
+        if texts is None:
+            return answer.response(None)
+        introspected = self._introspection(document, operation, request, planned, answer)
+        return answer.response(_data(planned, texts, introspected))
+
+    def _operation(self, request: GraphqlRequest) -> tuple[OperationDefinitionNode, DocumentNode]:
+        if not isinstance(request.query, str) or not request.query.strip():
+            raise SvcError(Code.BAD_USER_INPUT, "the request has no query")
+        document = self.documents.get(request.query)
+        if isinstance(document, list):
+            raise _document_error(document)
+        operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
+        name = request.operation_name
+        if name:
+            chosen = [o for o in operations if o.name and o.name.value == name]
+            if not chosen:
+                raise SvcError(Code.BAD_USER_INPUT, f"the document has no operation named {name!r}")
+        elif len(operations) > 1:
+            raise SvcError(Code.BAD_USER_INPUT, "the document has several operations: name one with operationName")
+        else:
+            chosen = operations
+        return chosen[0], document
+
+    def _variables(self, operation: OperationDefinitionNode, request: GraphqlRequest) -> VariableValues:
+        """The operation's variables, coerced (declared defaults for omitted ones; SPEC "Variables")."""
+        given = request.variables if request.variables is not None else {}
+        if not isinstance(given, Mapping):
+            raise SvcError(Code.BAD_USER_INPUT, "variables must be an object")
+        coerced = get_variable_values(self.schema, operation.variable_definitions or (), dict(given), max_errors=20)
+        if isinstance(coerced, list):
+            message = "; ".join(error.message for error in coerced)
+            raise SvcError(Code.BAD_USER_INPUT, message)
+        return coerced
+
+    async def _read(
+        self,
+        planned: PlannedQuery,
+        pipeline: Pipeline,
+        tags: Mapping[str, str],
+        answer: "_Answer",
+        on_error: str,
+    ) -> dict[str, bytes | None] | None:
+        """Every SQL root field's JSON text by key; None when the request failed as a whole (errors recorded)."""
+        roots = planned.plan.roots
+        if not roots:
+            return {}
+        params = planned.params.named()
+        try:
+            texts = await pipeline.read(self.statements, planned.plan, params, tags=tags)
+            return dict(zip((r.key for r in roots), texts, strict=True))
+        except (SvcError, psycopg.Error) as exc:
+            error = answer.database_error(exc)
+            if error.code in _WHOLE_REQUEST or on_error == "HALT" or len(roots) == 1:
+                answer.add(error, [roots[0].key] if len(roots) == 1 else None)
+                if len(roots) == 1 and on_error != "HALT" and roots[0].nullable and error.code not in _WHOLE_REQUEST:
+                    return {roots[0].key: None}
+                return None
+        return await self._read_each(planned, pipeline, tags, answer, on_error)
+
+    async def _read_each(
+        self,
+        planned: PlannedQuery,
+        pipeline: Pipeline,
+        tags: Mapping[str, str],
+        answer: "_Answer",
+        on_error: str,
+    ) -> dict[str, bytes | None] | None:
+        """SPEC "Partial results": each root field alone, all in one repeatable-read, read-only transaction."""
+        params = planned.params.named()
+        statements = [self.statements.compiled(ReadPlan((root,))) for root in planned.plan.roots]
+
+        async def each(tx: Transaction) -> list[tuple[bytes | None, Exception | None]]:
+            results: list[tuple[bytes | None, Exception | None]] = []
+            for position, compiled in enumerate(statements):
+                savepoint = f"svc_field_{position}"
+                await tx.execute(f"savepoint {savepoint}", prepare=False)
+                try:
+                    (text,) = await tx.fetch_raw(compiled.statement, params)
+                    results.append((text, None))
+                    await tx.execute(f"release savepoint {savepoint}", prepare=False)
+                except psycopg.Error as exc:
+                    results.append((None, exc))
+                    await tx.execute(f"rollback to savepoint {savepoint}", prepare=False)
+            return results
+
+        try:
+            results = await pipeline.executor.run(each, tags=tags, readonly=True, isolation="repeatable read")
+        except (SvcError, psycopg.Error) as exc:
+            answer.add(answer.database_error(exc))
+            return None
+        texts: dict[str, bytes | None] = {}
+        for root, (text, failure) in zip(planned.plan.roots, results, strict=True):
+            if failure is not None:
+                answer.add(answer.database_error(failure), [root.key])
+                if not root.nullable and on_error == "PROPAGATE":
+                    return None
+            texts[root.key] = text
+        return texts
+
+    def _introspection(
+        self,
+        document: DocumentNode,
+        operation: OperationDefinitionNode,
+        request: GraphqlRequest,
+        planned: PlannedQuery,
+        answer: "_Answer",
+    ) -> dict[str, bytes]:
+        """Introspection root fields, answered by graphql-core (they read the schema, not the database)."""
+        if not planned.introspection:
+            return {}
+        variables = dict(request.variables or {})
+        result = execute_sync(self.schema, document, variable_values=variables, operation_name=_name(operation))
+        for error in result.errors or ():
+            answer.add(SvcError(Code.BAD_USER_INPUT, error.message), error.path)
+        data = result.data or {}
+        return {key: json.dumps(data.get(key), separators=(",", ":")).encode() for key in planned.introspection}
+
+
+class _Answer:
+    """The errors of one response and how it is written."""
+
+    def __init__(self, request_id: str, full_detail: bool) -> None:
+        self.request_id = request_id
+        self.full_detail = full_detail
+        self.errors: list[dict[str, Any]] = []
+        self.first_status: int | None = None
+
+    def add(self, error: SvcError, path: Sequence[str | int] | None = None) -> None:
+        entry: dict[str, Any] = {"message": error.message}
+        if path:
+            entry["path"] = list(path)
+        entry["extensions"] = {"code": error.code_name, "requestId": self.request_id, **error.extensions}
+        self.errors.append(entry)
+        if self.first_status is None:
+            self.first_status = error.status
+
+    def failed(self, error: SvcError, path: Sequence[str | int] | None = None) -> GraphqlResponse:
+        self.add(error, path)
+        return self.response(None)
+
+    def database_error(self, exc: BaseException) -> SvcError:
+        """The typed error a database failure is answered with; masked (and logged) unless `errors.detail: full`."""
+        if isinstance(exc, SvcError):
+            return exc
+        assert isinstance(exc, psycopg.Error)
+        if exc.sqlstate in _BAD_INPUT_STATES or (exc.sqlstate == "42601" and "jsonpath" in str(exc)):
+            return SvcError(Code.BAD_USER_INPUT, exc.diag.message_primary or "invalid input")
+        log.error("database error answering a GraphQL request: %s", exc, exc_info=exc)
+        if self.full_detail:
+            return SvcError(Code.INTERNAL_SERVER_ERROR, f"database error ({exc.sqlstate}): {exc.diag.message_primary}")
+        return SvcError(
+            Code.INTERNAL_SERVER_ERROR,
+            f"an internal error occurred; it was logged under request id {self.request_id}",
+        )
+
+    def response(self, data: bytes | None) -> GraphqlResponse:
+        parts = []
+        if self.errors:
+            parts.append(b'"errors":' + json.dumps(self.errors, separators=(",", ":"), ensure_ascii=False).encode())
+        parts.append(b'"data":' + (data if data is not None else b"null"))
+        status = 200 if data is not None else (self.first_status or 200)
+        return GraphqlResponse(status, b"{" + b",".join(parts) + b"}")
+
+
+def _data(planned: PlannedQuery, texts: Mapping[str, bytes | None], introspected: Mapping[str, bytes]) -> bytes:
+    """`{"key": <JSON text>, ...}` in the operation's order, written around the texts, never decoding them."""
+    members = []
+    for key in planned.keys:
+        value = introspected.get(key) if key in introspected else texts.get(key)
+        members.append(json.dumps(key).encode() + b":" + (value if value is not None else b"null"))
+    return b"{" + b",".join(members) + b"}"
+
+
+def _fragments(document: DocumentNode) -> dict[str, FragmentDefinitionNode]:
+    return {d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)}
+
+
+def _name(operation: OperationDefinitionNode) -> str | None:
+    return operation.name.value if operation.name else None
+
+
+def _document_error(errors: list[GraphQLError]) -> SvcError:
+    syntax = any("Syntax Error" in error.message for error in errors)
+    code = Code.GRAPHQL_PARSE_FAILED if syntax else Code.GRAPHQL_VALIDATION_FAILED
+    message = errors[0].message if len(errors) == 1 else "; ".join(e.message for e in errors[:10])
+    locations = [{"line": loc.line, "column": loc.column} for e in errors for loc in (e.locations or ())]
+    return SvcError(code, message, extensions={"locations": locations} if locations else {})
+
+
+def _not_a_query(operation: OperationDefinitionNode, request: GraphqlRequest) -> SvcError:
+    kind = operation.operation.value
+    if request.method == "GET":
+        return SvcError(Code.METHOD_NOT_ALLOWED, f"a {kind} cannot be sent with GET; use POST")
+    return SvcError(Code.BAD_USER_INPUT, f"{kind} operations are not served yet")
+
+
+def _on_error(request: GraphqlRequest) -> str:
+    given = request.on_error or (request.extensions or {}).get("onError")
+    return _ON_ERROR.get(str(given).upper(), "PROPAGATE") if given else "PROPAGATE"

@@ -1,0 +1,166 @@
+"""What each name of an entity's GraphQL types means: its fields, and the values of `<Type>OrderBy`.
+
+The SDL writer lists these names and the planner looks them up, so the two read the same table (SPEC "GraphQL
+behaviour" -> orderBy: `NATURAL`, `PRIMARY_KEY_ASC/DESC`, `<COLUMN>_ASC/DESC`, `_NULLS_FIRST`/`_NULLS_LAST` variants
+for nullable values, a to-one relation's columns `<RELATION>_<COLUMN>_...`, a to-many relation's row count
+`<RELATION>_COUNT_...`, and computed values that need no argument).
+"""
+
+import enum
+from collections.abc import Mapping
+
+import attrs
+
+from svc.model import (
+    Cardinality,
+    ComputedField,
+    Entity,
+    Field,
+    Hierarchy,
+    Model,
+    Relation,
+    ReturnKind,
+    Scalar,
+    ValueKind,
+    upper_snake,
+)
+
+
+class FieldKind(enum.Enum):
+    TYPENAME = "__typename"
+    GLOBAL_ID = "id"
+    DATABASE_ID = "databaseId"
+    ROW_VERSION = "rowVersion"
+    COLUMN = "column"
+    RELATION = "relation"  # to-one, or a to-many/many-to-many list
+    RELATION_CONNECTION = "relation_connection"
+    COMPUTED = "computed"
+    ANCESTORS = "ancestors"
+    DESCENDANTS = "descendants"
+
+
+@attrs.frozen
+class FieldMeaning:
+    kind: FieldKind
+    field: Field | None = None
+    relation: Relation | None = None
+    computed: ComputedField | None = None
+    hierarchy: Hierarchy | None = None
+
+
+class OrderKind(enum.Enum):
+    NATURAL = "natural"
+    PRIMARY_KEY = "primary_key"
+    FIELD = "field"
+    RELATED_FIELD = "related_field"
+    RELATED_COUNT = "related_count"
+    COMPUTED = "computed"
+
+
+@attrs.frozen
+class OrderValue:
+    """One value of `<Type>OrderBy`: what it orders by, which way, and where NULLs go."""
+
+    name: str
+    kind: OrderKind
+    descending: bool = False
+    nulls_first: bool = False
+    field: Field | None = None
+    relation: Relation | None = None
+    computed: ComputedField | None = None
+
+
+def entity_fields(entity: Entity) -> dict[str, FieldMeaning]:
+    """Every field of the entity's object type by name (SDL order)."""
+    fields: dict[str, FieldMeaning] = {"__typename": FieldMeaning(FieldKind.TYPENAME)}
+    if entity.node:
+        fields["id"] = FieldMeaning(FieldKind.GLOBAL_ID)
+        fields["databaseId"] = FieldMeaning(FieldKind.DATABASE_ID)
+    if entity.primary_key is not None:
+        fields["rowVersion"] = FieldMeaning(FieldKind.ROW_VERSION)
+    for field in entity.fields:
+        fields[field.name] = FieldMeaning(FieldKind.COLUMN, field=field)
+    for relation in entity.relations:
+        fields[relation.name] = FieldMeaning(FieldKind.RELATION, relation=relation)
+        if relation.kind is not Cardinality.TO_ONE:
+            fields[f"{relation.name}Connection"] = FieldMeaning(FieldKind.RELATION_CONNECTION, relation=relation)
+    for hierarchy in entity.hierarchies:
+        fields[hierarchy.ancestors] = FieldMeaning(FieldKind.ANCESTORS, hierarchy=hierarchy)
+        fields[hierarchy.descendants] = FieldMeaning(FieldKind.DESCENDANTS, hierarchy=hierarchy)
+    for computed in entity.computed:
+        fields[computed.name] = FieldMeaning(FieldKind.COMPUTED, computed=computed)
+    return fields
+
+
+def order_values(entity: Entity, model: Model) -> dict[str, OrderValue]:
+    """Every value of `<Type>OrderBy`, in SDL order."""
+    values: dict[str, OrderValue] = {"NATURAL": OrderValue("NATURAL", OrderKind.NATURAL)}
+    if entity.primary_key is not None:
+        for descending in (False, True):
+            name = f"PRIMARY_KEY_{'DESC' if descending else 'ASC'}"
+            values[name] = OrderValue(name, OrderKind.PRIMARY_KEY, descending=descending)
+    for field in entity.fields:
+        if field.orderable:
+            _add(values, upper_snake(field.name), field.nullable, OrderKind.FIELD, field=field)
+    for relation in entity.relations:
+        if relation.kind is Cardinality.TO_ONE:
+            target = model.entity(relation.target)
+            for field in target.fields:
+                if field.orderable:
+                    prefix = f"{upper_snake(relation.name)}_{upper_snake(field.name)}"
+                    _add(values, prefix, True, OrderKind.RELATED_FIELD, field=field, relation=relation)
+        else:
+            _add(values, f"{upper_snake(relation.name)}_COUNT", False, OrderKind.RELATED_COUNT, relation=relation)
+    for computed in entity.computed:
+        if orderable_computed(computed):
+            _add(values, upper_snake(computed.name), True, OrderKind.COMPUTED, computed=computed)
+    return values
+
+
+def _add(values: dict[str, OrderValue], name: str, nullable: bool, kind: OrderKind, **what: object) -> None:
+    """`NAME_ASC`, `NAME_DESC`, and for nullable values `NAME_ASC_NULLS_FIRST`, `NAME_DESC_NULLS_LAST`.
+
+    Default NULL placement: last ascending, first descending (SPEC "orderBy").
+    """
+    variants = [("ASC", False, False), ("DESC", True, True)]
+    if nullable:
+        variants += [("ASC_NULLS_FIRST", False, True), ("DESC_NULLS_LAST", True, False)]
+    for suffix, descending, nulls_first in variants:
+        values[f"{name}_{suffix}"] = OrderValue(f"{name}_{suffix}", kind, descending, nulls_first, **what)  # type: ignore[arg-type]
+
+
+def orderable_computed(computed: ComputedField) -> bool:
+    """A computed field that orders rows: a scalar (not JSON) or enum, needing no argument of its own."""
+    value = computed.returns.type
+    return (
+        computed.returns.kind is ReturnKind.SCALAR
+        and not any(argument.required for argument in computed.arguments)
+        and value is not None
+        and value.kind in (ValueKind.SCALAR, ValueKind.ENUM)
+        and value.name != Scalar.JSON.value
+    )
+
+
+def filterable_computed(computed: ComputedField) -> bool:
+    return computed.returns.kind is ReturnKind.SCALAR and not any(a.required for a in computed.arguments)
+
+
+@attrs.define
+class EntityIndex:
+    """Lazily built, per snapshot: field meanings and order values of each entity type, by type name."""
+
+    model: Model
+    _fields: dict[str, Mapping[str, FieldMeaning]] = attrs.field(factory=dict)
+    _orders: dict[str, Mapping[str, OrderValue]] = attrs.field(factory=dict)
+
+    def fields(self, entity: Entity) -> Mapping[str, FieldMeaning]:
+        found = self._fields.get(entity.type_name)
+        if found is None:
+            found = self._fields[entity.type_name] = entity_fields(entity)
+        return found
+
+    def orders(self, entity: Entity) -> Mapping[str, OrderValue]:
+        found = self._orders.get(entity.type_name)
+        if found is None:
+            found = self._orders[entity.type_name] = order_values(entity, self.model)
+        return found

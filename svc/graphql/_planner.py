@@ -1,0 +1,640 @@
+"""A GraphQL query operation into a read plan (SPEC "GraphQL behaviour"): every root field becomes a root of the one
+statement; selections become row shapes; relations, computed fields and connections become nested reads.
+
+Limits are checked while planning, before any SQL (SPEC "Limits"): page sizes (in `_arguments.py`), the depth of
+nested rows (the root list is 1) and the cost, estimated rows read: each read's rows (its page size, 1 for a single
+row) times the rows it hangs from, summed.
+"""
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+from graphql import FieldNode, GraphQLField, GraphQLObjectType, GraphQLSchema, OperationDefinitionNode
+from graphql.execution.values import get_argument_values
+
+from svc.catalog import RelationKind
+from svc.config import LimitsConfig
+from svc.errors import Code, SvcError
+from svc.model import (
+    Cardinality as Kind,
+)
+from svc.model import (
+    Entity,
+    Field,
+    Lookup,
+    Model,
+    ReturnKind,
+    Returns,
+    RootFunction,
+    Scalar,
+    ValueKind,
+    ValueType,
+)
+from svc.plan import (
+    And,
+    Argument,
+    AttributeOutput,
+    Cardinality,
+    ColumnOutput,
+    ColumnRef,
+    Compare,
+    CompositeMap,
+    ComputedOutput,
+    ConstantOutput,
+    CountMode,
+    EdgeShape,
+    EnumMap,
+    Filter,
+    FunctionCall,
+    GlobalIdOutput,
+    Hierarchy,
+    JunctionLink,
+    Link,
+    NestedOutput,
+    Operator,
+    Output,
+    Page,
+    PageMember,
+    PageOutput,
+    Params,
+    RangeMap,
+    Read,
+    ReadPlan,
+    RootField,
+    RowVersionOutput,
+    Shape,
+    ValueMap,
+    ValueMapping,
+    bad_input,
+    coerce,
+    decode_global_id,
+)
+
+from ._arguments import Arguments, Order, link_of, table
+from ._collect import Collected, Collector
+from ._fields import EntityIndex, FieldKind, FieldMeaning
+
+#: Introspection root fields are answered by graphql-core, not by SQL.
+INTROSPECTION_FIELDS = frozenset({"__schema", "__type"})
+_PAGE_INFO_MEMBERS = {
+    "hasNextPage": PageMember.HAS_NEXT_PAGE,
+    "hasPreviousPage": PageMember.HAS_PREVIOUS_PAGE,
+    "startCursor": PageMember.START_CURSOR,
+    "endCursor": PageMember.END_CURSOR,
+}
+
+
+class FieldError(SvcError):
+    """An error of one field, at its response path."""
+
+    def __init__(self, error: SvcError, path: Sequence[str | int]) -> None:
+        super().__init__(error.code, error.message, extensions=error.extensions, code_name=error.code_name)
+        self.path = list(path)
+
+
+@attrs.frozen
+class Place:
+    """Where a read sits: its response path, its nesting depth (root fields are 1), and how many rows its parent
+    read may give (the cost multiplier)."""
+
+    path: tuple[str | int, ...]
+    depth: int = 1
+    parent_rows: int = 1
+
+    def at(self, *keys: str | int) -> "Place":
+        return attrs.evolve(self, path=(*self.path, *keys))
+
+    def below(self, rows: int) -> "Place":
+        """The place of a read nested in this one's rows, when this one reads `rows` rows."""
+        return Place(self.path, self.depth + 1, self.parent_rows * rows)
+
+
+@attrs.frozen
+class PlannedQuery:
+    plan: ReadPlan
+    params: Params
+    #: Root fields graphql-core answers (introspection), by response key, in the operation's order with the rest.
+    introspection: tuple[str, ...]
+    keys: tuple[str, ...]
+
+
+@attrs.frozen
+class RootMeaning:
+    """What a Query root field is."""
+
+    kind: str  # node, lookup, list, connection, function
+    entity: Entity | None = None
+    lookup: Lookup | None = None
+    function: RootFunction | None = None
+
+
+def root_meanings(model: Model) -> dict[str, RootMeaning]:
+    meanings = {"node": RootMeaning("node")}
+    for entity in model.entities:
+        if entity.node or entity.lookups:
+            for lookup in entity.lookups:
+                meanings[lookup.name] = RootMeaning("lookup", entity, lookup)
+        meanings[entity.roots.list] = RootMeaning("list", entity)
+        meanings[entity.roots.connection] = RootMeaning("connection", entity)
+    for function in model.functions:
+        if not function.mutation:
+            meanings[function.name] = RootMeaning("function", function=function)
+    return meanings
+
+
+class QueryPlanner:
+    """Plans query operations against one snapshot's schema and model."""
+
+    def __init__(self, schema: GraphQLSchema, model: Model, limits: LimitsConfig) -> None:
+        self.schema = schema
+        self.model = model
+        self.limits = limits
+        self.index = EntityIndex(model)
+        self.roots = root_meanings(model)
+        self._implements = {
+            name: frozenset(i.name for i in type_.interfaces)
+            for name, type_ in schema.type_map.items()
+            if isinstance(type_, GraphQLObjectType)
+        }
+
+    def plan(
+        self,
+        operation: OperationDefinitionNode,
+        fragments: Mapping[str, Any],
+        variables: Mapping[str, Any],
+    ) -> PlannedQuery:
+        run = _Run(self, Collector(fragments, variables, self._implements), variables)
+        query_type = self.schema.query_type
+        assert query_type is not None
+        collected = run.collector.fields("Query", [operation.selection_set])
+        roots, introspection = [], []
+        for key, nodes in collected.items():
+            name = nodes[0].name.value
+            if name in INTROSPECTION_FIELDS:
+                introspection.append(key)
+                continue
+            try:
+                roots.append(run.root(key, nodes, query_type.fields.get(name)))
+            except FieldError:
+                raise
+            except SvcError as error:
+                raise FieldError(error, [key]) from error
+        run.check_cost()
+        return PlannedQuery(ReadPlan(tuple(roots)), run.params, tuple(introspection), tuple(collected))
+
+
+class _Run:
+    """The planning of one operation: its parameters, and the depth and cost met so far."""
+
+    def __init__(self, planner: QueryPlanner, collector: Collector, variables: Mapping[str, Any]) -> None:
+        self.planner = planner
+        self.model = planner.model
+        self.index = planner.index
+        self.limits = planner.limits
+        self.collector = collector
+        self.variables = variables
+        self.params = Params()
+        self.arguments = Arguments(planner.model, planner.index, planner.limits, self.params)
+        self.cost = 0
+
+    # --- roots -------------------------------------------------------------------------------------------------
+
+    def root(self, key: str, nodes: list[FieldNode], definition: GraphQLField | None) -> RootField:
+        name = nodes[0].name.value
+        if name == "__typename":
+            return RootField(key, constant="Query")
+        assert definition is not None
+        arguments = get_argument_values(definition, nodes[0], self.variables)
+        meaning = self.planner.roots[name]
+        place = Place((key,))
+        if meaning.kind == "node":
+            return self._node(key, nodes, arguments)
+        if meaning.kind == "function":
+            assert meaning.function is not None
+            return self._root_function(key, nodes, meaning.function, arguments, place)
+        entity = meaning.entity
+        assert entity is not None
+        if meaning.kind == "lookup":
+            assert meaning.lookup is not None
+            key_filter = self._key_filter(entity, meaning.lookup.columns, arguments, place.path)
+            return RootField(key, self._read(entity, nodes, Cardinality.ONE, place, filter_=key_filter))
+        kind = Cardinality.MANY if meaning.kind == "list" else Cardinality.PAGE
+        return RootField(key, self._list(entity, nodes, arguments, kind, place), nullable=False)
+
+    def _key_filter(
+        self, entity: Entity, columns: Sequence[str], arguments: Mapping[str, Any], path: Sequence[str | int]
+    ) -> And:
+        items = []
+        for column in columns:
+            field = entity.field_of_column(column)
+            assert field is not None
+            value = self._key_value(entity, field, arguments[field.name], [*path, field.name])
+            items.append(Compare(ColumnRef(column), Operator.EQ, self.params.add(value, field.type.sql_type)))
+        return And(tuple(items))
+
+    def _key_value(self, entity: Entity, field: Field, value: Any, path: Sequence[str | int]) -> Any:
+        """A key argument's value; a global ID is accepted in its place when it names this type (SPEC "Filter and
+        condition inputs": a global ID of another type is refused)."""
+        decoded = decode_global_id(value) if isinstance(value, str) else None
+        if decoded is not None and self.model.entity_named(decoded[0]) is not None:
+            if decoded[0] != entity.type_name:
+                raise bad_input(f"a global ID of a {decoded[0]} where a {entity.type_name} key belongs", path)
+            value = decoded[1]
+        return coerce(value, field.type, self.model, path)
+
+    def _node(self, key: str, nodes: list[FieldNode], arguments: Mapping[str, Any]) -> RootField:
+        """SPEC "Global object identification": decoded in memory; malformed, unknown or missing is null."""
+        decoded = decode_global_id(arguments["id"])
+        entity = self.model.entity_named(decoded[0]) if decoded else None
+        if decoded is None or entity is None or not entity.node:
+            return RootField(key, constant=None)
+        assert entity.primary_key is not None
+        field = entity.field_of_column(entity.primary_key[0])
+        assert field is not None
+        try:
+            value = coerce(decoded[1], field.type, self.model)
+        except SvcError:
+            return RootField(key, constant=None)
+        condition = Compare(ColumnRef(field.column), Operator.EQ, self.params.add(value, field.type.sql_type))
+        return RootField(key, self._read(entity, nodes, Cardinality.ONE, Place((key,)), filter_=condition))
+
+    def _root_function(
+        self, key: str, nodes: list[FieldNode], function: RootFunction, arguments: Mapping[str, Any], place: Place
+    ) -> RootField:
+        call = FunctionCall(
+            function.schema, function.function, self._call_arguments(function.arguments, arguments, place.path)
+        )
+        returns = function.returns
+        if returns.kind in (ReturnKind.SCALAR, ReturnKind.SCALARS, ReturnKind.VOID):
+            return RootField(key, call=self._scalar_call(key, call, returns))
+        read = self._function_read(returns, call, nodes, arguments, place, root=True)
+        return RootField(key, read, nullable=returns.kind in (ReturnKind.ROW, ReturnKind.RECORD))
+
+    # --- reads -------------------------------------------------------------------------------------------------
+
+    def _list(
+        self,
+        entity: Entity,
+        nodes: list[FieldNode],
+        arguments: Mapping[str, Any],
+        kind: Cardinality,
+        place: Place,
+        *,
+        link: Link | JunctionLink | None = None,
+        source: FunctionCall | None = None,
+    ) -> Read:
+        """A list (MANY) or a connection (PAGE) of an entity's rows, with the list arguments applied."""
+        path = place.path
+        filters = [
+            f
+            for f in (
+                self.arguments.condition(entity, arguments.get("condition"), [*path, "condition"]),
+                self.arguments.filter(entity, arguments.get("filter"), [*path, "filter"]),
+            )
+            if f is not None
+        ]
+        # Connections (cursors) and root lists order by the key without an orderBy; a nested list keeps the
+        # database's order then (no sort per parent row), as a function's rows keep the function's.
+        by_key = source is None and (kind is Cardinality.PAGE or link is None)
+        order = self.arguments.order(entity, arguments.get("orderBy"), default_key=by_key)
+        if kind is Cardinality.PAGE:
+            page, rows = self.arguments.connection_page(arguments, order, path)
+        else:
+            page, rows = self.arguments.list_page(arguments, path)
+        filter_ = filters[0] if len(filters) == 1 else (And(tuple(filters)) if filters else None)
+        return self._read(
+            entity, nodes, kind, place, rows=rows, filter_=filter_, order=order, page=page, link=link, source=source
+        )
+
+    def _read(
+        self,
+        entity: Entity,
+        nodes: list[FieldNode],
+        kind: Cardinality,
+        place: Place,
+        *,
+        rows: int = 1,
+        filter_: Filter | None = None,
+        order: Order | None = None,
+        page: Page | None = None,
+        link: Link | JunctionLink | None = None,
+        source: FunctionCall | None = None,
+    ) -> Read:
+        """Rows of an entity shaped by the selections: its depth and cost are counted here."""
+        self._check_depth(place.depth)
+        self.cost += rows * place.parent_rows
+        inside = place.below(rows)
+        if kind is Cardinality.PAGE:
+            outputs, node_selections = self._page_outputs(entity, nodes, order)
+            shape = self._shape(entity, node_selections, inside.at("nodes"))
+        else:
+            outputs = ()
+            shape = self._shape(entity, self.collector.subfields(entity.type_name, nodes), inside)
+        return Read(
+            source=source or table(entity),
+            shape=shape,
+            cardinality=kind,
+            link=link,
+            filter=filter_,
+            order=order.items if order else (),
+            page=page or Page(),
+            page_outputs=outputs,
+            cursor_signature=order.signature if order else "",
+        )
+
+    def _check_depth(self, depth: int) -> None:
+        limit = self.limits.depth
+        if limit is not None and depth > limit:
+            raise SvcError(
+                Code.DEPTH_LIMIT_EXCEEDED,
+                f"the query nests rows {depth} levels deep, more than {limit}",
+                extensions={"limit": limit, "actual": depth},
+            )
+
+    def check_cost(self) -> None:
+        limit = self.limits.cost
+        if limit is not None and self.cost > limit:
+            raise SvcError(
+                Code.COST_LIMIT_EXCEEDED,
+                f"the query may read {self.cost} rows, more than {limit}",
+                extensions={"limit": limit, "actual": self.cost},
+            )
+
+    # --- connections -------------------------------------------------------------------------------------------
+
+    def _page_outputs(
+        self, entity: Entity, nodes: list[FieldNode], order: Order | None
+    ) -> tuple[tuple[PageOutput, ...], Collected]:
+        """The connection's members, and the node selections (from `nodes` and `edges.node`) merged."""
+        names = entity.names
+        outputs: list[PageOutput] = []
+        node_selections: Collected = {}
+        for key, fields in self.collector.subfields(names.connection, nodes).items():
+            name = fields[0].name.value
+            if name == "__typename":
+                outputs.append(PageOutput(key, constant=names.connection))
+            elif name == "nodes":
+                outputs.append(PageOutput(key, PageMember.NODES))
+                _merge(node_selections, self.collector.subfields(entity.type_name, fields))
+            elif name == "edges":
+                outputs.append(self._edges(key, entity, fields, node_selections))
+            elif name == "pageInfo":
+                members = []
+                for member_key, member_fields in self.collector.subfields("PageInfo", fields).items():
+                    member_name = member_fields[0].name.value
+                    if member_name == "__typename":
+                        members.append(PageOutput(member_key, constant="PageInfo"))
+                    else:
+                        members.append(PageOutput(member_key, _PAGE_INFO_MEMBERS[member_name]))
+                outputs.append(PageOutput(key, members=tuple(members)))
+            else:
+                assert name == "totalCount"
+                outputs.append(self._total_count(key, entity, fields))
+        return tuple(outputs), node_selections
+
+    def _edges(self, key: str, entity: Entity, fields: list[FieldNode], node_selections: Collected) -> PageOutput:
+        cursor_keys, node_keys, constants = [], [], []
+        for edge_key, edge_fields in self.collector.subfields(entity.names.edge, fields).items():
+            name = edge_fields[0].name.value
+            if name == "cursor":
+                cursor_keys.append(edge_key)
+            elif name == "node":
+                node_keys.append(edge_key)
+                _merge(node_selections, self.collector.subfields(entity.type_name, edge_fields))
+            else:
+                constants.append(ConstantOutput(edge_key, entity.names.edge))
+        edge = EdgeShape(tuple(cursor_keys), tuple(node_keys), tuple(constants))
+        return PageOutput(key, PageMember.EDGES, edge=edge)
+
+    def _total_count(self, key: str, entity: Entity, fields: list[FieldNode]) -> PageOutput:
+        connection = self.planner.schema.get_type(entity.names.connection)
+        assert isinstance(connection, GraphQLObjectType)
+        arguments = get_argument_values(connection.fields["totalCount"], fields[0], self.variables)
+        estimate = bool(arguments.get("estimate"))
+        exact_below = arguments.get("exactBelow")
+        if not estimate:
+            return PageOutput(key, PageMember.TOTAL_COUNT)
+        if exact_below is None:
+            return PageOutput(key, PageMember.TOTAL_COUNT, count=CountMode.ESTIMATE)
+        bound = self.params.add(int(exact_below), "bigint")
+        return PageOutput(key, PageMember.TOTAL_COUNT, count=CountMode.EXACT_BELOW, exact_below=bound)
+
+    # --- row shapes --------------------------------------------------------------------------------------------
+
+    def _shape(self, entity: Entity, collected: Collected, place: Place) -> Shape:
+        """The JSON object of each row: one output per response key. `place` is where the rows' fields sit."""
+        outputs: list[Output] = []
+        meanings = self.index.fields(entity)
+        object_type = self.planner.schema.get_type(entity.type_name)
+        assert isinstance(object_type, GraphQLObjectType)
+        for key, nodes in collected.items():
+            name = nodes[0].name.value
+            meaning = meanings[name]
+            kind = meaning.kind
+            if kind is FieldKind.TYPENAME:
+                outputs.append(ConstantOutput(key, entity.type_name))
+            elif kind is FieldKind.GLOBAL_ID:
+                assert entity.primary_key is not None
+                outputs.append(GlobalIdOutput(key, entity.type_name, entity.primary_key[0]))
+            elif kind is FieldKind.DATABASE_ID:
+                assert entity.primary_key is not None
+                field = entity.field_of_column(entity.primary_key[0])
+                assert field is not None
+                outputs.append(ColumnOutput(key, field.column, self._map(field.type, [])))
+            elif kind is FieldKind.ROW_VERSION:
+                outputs.append(_row_version(key, entity))
+            elif kind is FieldKind.COLUMN:
+                assert meaning.field is not None
+                outputs.append(ColumnOutput(key, meaning.field.column, self._map(meaning.field.type, nodes)))
+            else:
+                arguments = get_argument_values(object_type.fields[name], nodes[0], self.variables)
+                nested = self._nested(key, entity, meaning, nodes=nodes, arguments=arguments, place=place.at(key))
+                outputs.append(nested)
+        return Shape(tuple(outputs))
+
+    def _nested(
+        self,
+        key: str,
+        entity: Entity,
+        meaning: FieldMeaning,
+        *,
+        nodes: list[FieldNode],
+        arguments: Mapping[str, Any],
+        place: Place,
+    ) -> Output:
+        """A relation, hierarchy or computed field of a row: a read one level deeper, or a computed value."""
+        kind = meaning.kind
+        if kind in (FieldKind.ANCESTORS, FieldKind.DESCENDANTS):
+            return NestedOutput(key, self._hierarchy(entity, meaning, nodes, arguments, place))
+        if meaning.relation is not None:
+            relation = meaning.relation
+            target = self.model.entity(relation.target)
+            link = link_of(relation, self.model)
+            if relation.kind is Kind.TO_ONE:
+                return NestedOutput(key, self._read(target, nodes, Cardinality.ONE, place, link=link))
+            cardinality = Cardinality.PAGE if kind is FieldKind.RELATION_CONNECTION else Cardinality.MANY
+            return NestedOutput(key, self._list(target, nodes, arguments, cardinality, place, link=link))
+        computed = meaning.computed
+        assert computed is not None
+        call = FunctionCall(
+            computed.schema,
+            computed.function,
+            self._call_arguments(computed.arguments, arguments, place.path, computed.from_columns),
+            row_argument=not computed.from_columns,
+        )
+        if computed.returns.kind in (ReturnKind.SCALAR, ReturnKind.SCALARS, ReturnKind.VOID):
+            return self._scalar_call(key, call, computed.returns)
+        return NestedOutput(key, self._function_read(computed.returns, call, nodes, arguments, place, root=False))
+
+    def _hierarchy(
+        self, entity: Entity, meaning: FieldMeaning, nodes: list[FieldNode], arguments: Mapping[str, Any], place: Place
+    ) -> Read:
+        """Ancestors or descendants: rows of the same table, up to `maxDepth` levels, ending at a cycle."""
+        hierarchy = meaning.hierarchy
+        assert hierarchy is not None
+        max_depth = arguments.get("maxDepth")
+        if max_depth is not None and max_depth < 1:
+            raise bad_input(f"maxDepth must be at least 1; got {max_depth}", [*place.path, "maxDepth"])
+        filter_ = self.arguments.filter(entity, arguments.get("filter"), [*place.path, "filter"])
+        order = self.arguments.order(entity, arguments.get("orderBy"), default_key=False)
+        rows = max_depth or self.limits.depth or 10
+        read = self._read(entity, nodes, Cardinality.MANY, place, rows=rows, filter_=filter_, order=order)
+        walk = Hierarchy(
+            pairs=hierarchy.pairs,
+            key=tuple(entity.primary_key or (parent for _, parent in hierarchy.pairs)),
+            ancestors=meaning.kind is FieldKind.ANCESTORS,
+            max_depth=self.params.add(int(max_depth), "integer") if max_depth is not None else None,
+        )
+        return attrs.evolve(read, hierarchy=walk)
+
+    # --- functions ---------------------------------------------------------------------------------------------
+
+    def _call_arguments(
+        self,
+        declared: Sequence[Any],
+        given: Mapping[str, Any],
+        path: Sequence[str | int],
+        from_columns: Mapping[str, str] | None = None,
+    ) -> tuple[Argument, ...]:
+        """Arguments by name; an omitted one takes its default, or NULL when it has none. Unnamed arguments go
+        by position, up to the last one given."""
+        arguments: list[Argument] = []
+        for name, column in (from_columns or {}).items():
+            sql_name = next((a.sql_name for a in declared if a.name == name), None)
+            arguments.append(Argument(sql_name or name, ColumnRef(column)))
+        positional = [a for a in declared if a.sql_name is None]
+        last_given = max((i for i, a in enumerate(positional) if a.name in given), default=-1)
+        for argument in declared:
+            if argument.sql_name is None:
+                if positional.index(argument) > last_given:
+                    continue
+            elif argument.name not in given and not argument.required:
+                continue
+            value = coerce(given.get(argument.name), argument.type, self.model, [*path, argument.name])
+            arguments.append(Argument(argument.sql_name, self.params.add(value, argument.type.sql_type)))
+        arguments.sort(key=lambda a: a.name is not None)  # positional first
+        return tuple(arguments)
+
+    def _scalar_call(self, key: str, call: FunctionCall, returns: Returns) -> ComputedOutput:
+        if returns.kind is ReturnKind.VOID:
+            return ComputedOutput(key, call, ValueMap.AS_IS)
+        assert returns.type is not None
+        return ComputedOutput(key, call, self._map(returns.type, []), returns_set=returns.kind is ReturnKind.SCALARS)
+
+    def _function_read(
+        self,
+        returns: Returns,
+        call: FunctionCall,
+        nodes: list[FieldNode],
+        arguments: Mapping[str, Any],
+        place: Place,
+        *,
+        root: bool,
+    ) -> Read:
+        """Rows a function gives: a table's rows (one, a list, or a connection at the root), or records."""
+        kind = returns.kind
+        if kind in (ReturnKind.RECORD, ReturnKind.RECORDS):
+            assert returns.record is not None
+            outputs: list[Output] = []
+            for key, fields in self.collector.subfields(returns.record.name, nodes).items():
+                name = fields[0].name.value
+                if name == "__typename":
+                    outputs.append(ConstantOutput(key, returns.record.name))
+                    continue
+                field = next(f for f in returns.record.fields if f.name == name)
+                outputs.append(ColumnOutput(key, field.column, self._map(field.type, fields)))
+            many = kind is ReturnKind.RECORDS
+            self._check_depth(place.depth)
+            self.cost += place.parent_rows * ((self.limits.page_size.max or 1000) if many else 1)
+            return Read(call, Shape(tuple(outputs)), Cardinality.MANY if many else Cardinality.ONE)
+        assert returns.entity is not None
+        entity = self.model.entity(returns.entity)
+        if kind is ReturnKind.ROW:
+            return self._read(entity, nodes, Cardinality.ONE, place, source=call)
+        cardinality = Cardinality.PAGE if root else Cardinality.MANY
+        return self._list(entity, nodes, arguments, cardinality, place, source=call)
+
+    # --- values ------------------------------------------------------------------------------------------------
+
+    def _map(self, type_: ValueType, nodes: list[FieldNode]) -> ValueMapping:
+        """How a value of this type becomes its JSON (SPEC "Scalars and value mapping")."""
+        kind = type_.kind
+        if kind is ValueKind.LIST:
+            assert type_.item is not None
+            item = self._map(type_.item, nodes)
+            if item is ValueMap.TEXT:
+                return ValueMap.TEXT_ARRAY
+            if isinstance(item, EnumMap):
+                return attrs.evolve(item, array=True)
+            if isinstance(item, RangeMap):
+                return attrs.evolve(item, array=True)
+            return ValueMap.AS_IS if item is ValueMap.AS_IS else item
+        if kind is ValueKind.ENUM:
+            differing = tuple((label, value) for label, value in self.model.enum(type_.name).values if label != value)
+            return EnumMap(differing) if differing else ValueMap.AS_IS
+        if kind is ValueKind.SCALAR:
+            return ValueMap.TEXT if type_.name in (Scalar.BIG_INT.value, Scalar.DECIMAL.value) else ValueMap.AS_IS
+        if kind is ValueKind.RANGE:
+            return self._range_map(type_, nodes)
+        composite = next(c for c in self.model.composites if c.name == type_.name)
+        outputs = []
+        for key, fields in self.collector.subfields(composite.name, nodes).items():
+            name = fields[0].name.value
+            if name == "__typename":
+                continue
+            field = next(f for f in composite.fields if f.name == name)
+            outputs.append(AttributeOutput(key, field.column, self._map(field.type, fields)))
+        return CompositeMap(tuple(outputs))
+
+    def _range_map(self, type_: ValueType, nodes: list[FieldNode]) -> RangeMap:
+        range_type = next(r for r in self.model.ranges if r.name == type_.name)
+        start = end = value_key = inclusive_key = None
+        bound_map = self._map(range_type.bound, [])
+        for key, fields in self.collector.subfields(range_type.name, nodes).items():
+            side = fields[0].name.value
+            for bound_key, bound_fields in self.collector.subfields(f"{range_type.name}Bound", fields).items():
+                member = bound_fields[0].name.value
+                if member == "value":
+                    value_key = bound_key
+                elif member == "inclusive":
+                    inclusive_key = bound_key
+            if side == "start":
+                start = key
+            elif side == "end":
+                end = key
+        assert isinstance(bound_map, ValueMap | EnumMap)
+        return RangeMap(start, end, value_key, inclusive_key, bound_map)
+
+
+def _row_version(key: str, entity: Entity) -> RowVersionOutput:
+    """SPEC "Fields present on generated types": the version column, else the system transaction id (tables)."""
+    if entity.version_column is not None:
+        return RowVersionOutput(key, entity.version_column, system=False)
+    system = entity.kind in (RelationKind.TABLE, RelationKind.PARTITIONED_TABLE)
+    return RowVersionOutput(key, None, system=system)
+
+
+def _merge(into: Collected, more: Collected) -> None:
+    for key, nodes in more.items():
+        into.setdefault(key, []).extend(nodes)

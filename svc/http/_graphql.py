@@ -1,0 +1,105 @@
+"""`/graphql` (POST and GET) and the SDL over HTTP (SPEC "Endpoints" -> service-level, "GraphQL behaviour").
+
+POST takes a JSON body `{query, operationName, variables, extensions, onError}` (at most
+`limits.request_body_bytes`); GET takes the same as URL parameters (`variables` and `extensions` as JSON), and only
+queries: a mutation over GET is 405. The SDL (`graphql.sdl_path`) is served as text when `graphql.sdl` is on.
+"""
+
+import json
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import parse_qsl
+
+from svc.config import Config
+from svc.errors import Code, SvcError
+from svc.graphql import GraphqlRequest
+from svc.pipeline import Pipeline
+
+from ._messages import Request, Response
+from ._routing import Route
+
+_JSON_TYPES = ("application/json", "application/graphql-response+json", "application/graphql+json")
+_MEMBERS = ("query", "operationName", "variables", "extensions", "onError", "documentId")
+
+
+class GraphqlRoutes:
+    def __init__(self, config: Config, pipeline: Pipeline) -> None:
+        self._config = config
+        self._pipeline = pipeline
+
+    def routes(self) -> list[Route]:
+        graphql = self._config.graphql
+        routes = []
+        if graphql.enabled:
+            routes.append(Route("/graphql", frozenset({"GET", "POST"}), self.graphql))
+        if graphql.sdl:
+            routes.append(Route(graphql.sdl_path, frozenset({"GET"}), self.sdl))
+        return routes
+
+    async def graphql(self, request: Request) -> Response:
+        assert request.snapshot is not None
+        members = await (self._body(request) if request.method == "POST" else self._query(request))
+        unknown = sorted(set(members) - set(_MEMBERS))
+        if unknown:
+            raise SvcError(Code.BAD_USER_INPUT, f"unknown request member(s): {', '.join(unknown)}")
+        graphql_request = GraphqlRequest(
+            query=_string(members.get("query"), "query"),
+            operation_name=_string(members.get("operationName"), "operationName"),
+            variables=_object(members.get("variables"), "variables"),
+            extensions=_object(members.get("extensions"), "extensions"),
+            on_error=_string(members.get("onError"), "onError"),
+            method="GET" if request.method in ("GET", "HEAD") else "POST",
+        )
+        answer = await request.snapshot.endpoint.execute(graphql_request, self._pipeline, request.request_id)
+        headers = [("Allow", "POST")] if answer.status == 405 else []
+        return Response(answer.status, answer.body, "application/json", headers)
+
+    async def sdl(self, request: Request) -> Response:
+        assert request.snapshot is not None
+        return Response(200, request.snapshot.graphql.sdl.encode(), "text/plain; charset=utf-8")
+
+    async def _body(self, request: Request) -> dict[str, Any]:
+        media = (request.header("content-type") or "").split(";")[0].strip().lower()
+        if media not in _JSON_TYPES:
+            raise SvcError(Code.UNSUPPORTED_MEDIA_TYPE, "send the GraphQL request as application/json")
+        body = await request.body(self._config.limits.request_body_bytes)
+        try:
+            members = json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            raise SvcError(Code.BAD_USER_INPUT, "the request body is not valid JSON") from None
+        if not isinstance(members, dict):
+            raise SvcError(Code.BAD_USER_INPUT, "the request body must be a JSON object")
+        return members
+
+    async def _query(self, request: Request) -> dict[str, Any]:
+        try:
+            pairs = parse_qsl(request.query_string.decode("utf-8"), keep_blank_values=True, strict_parsing=False)
+        except UnicodeDecodeError:
+            raise SvcError(Code.BAD_USER_INPUT, "the query string is not UTF-8") from None
+        members: dict[str, Any] = {}
+        for name, value in pairs:
+            if name in members:
+                raise SvcError(Code.BAD_USER_INPUT, f"the URL parameter {name} is given twice")
+            members[name] = _json_parameter(name, value) if name in ("variables", "extensions") else value
+        return members
+
+
+def _json_parameter(name: str, value: str) -> Any:
+    if value == "":
+        return None
+    try:
+        return json.loads(value)
+    except ValueError:
+        raise SvcError(Code.BAD_USER_INPUT, f"the URL parameter {name} is not valid JSON") from None
+
+
+def _string(value: Any, name: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise SvcError(Code.BAD_USER_INPUT, f"{name} must be a string")
+
+
+def _object(value: Any, name: str) -> Mapping[str, Any] | None:
+    if value is None or isinstance(value, dict):
+        return value
+    raise SvcError(Code.BAD_USER_INPUT, f"{name} must be an object")

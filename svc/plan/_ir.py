@@ -1,0 +1,452 @@
+"""The operation plan: what to read, in what order, in which pages, shaped into which JSON (layer 4).
+
+Both front ends build these values and the compiler (`svc/sql/`) turns them into one SQL statement; nothing here
+knows GraphQL or HTTP. Database names travel in the plan (tables, columns, functions); API names appear only as the
+JSON keys the response uses. Every value a client gave is a `Param`: the planner numbers them in walk order, so two
+requests of the same shape give equal plans up to their parameters, and the compiled SQL is cached by that shape.
+"""
+
+import enum
+
+import attrs
+
+# --- values ------------------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Param:
+    """A value bound as a statement parameter, cast to `sql_type` (`integer`, `text[]`, `public.mpaa_rating`)."""
+
+    index: int
+    sql_type: str
+
+
+# --- what a row is read from, and how rows hang from their parent ------------------------------------------------
+
+
+@attrs.frozen
+class Table:
+    schema: str
+    name: str
+
+
+@attrs.frozen
+class FunctionCall:
+    """Rows or a value from a function: `schema.name(args)`; with `row_argument`, the parent row goes first."""
+
+    schema: str
+    name: str
+    arguments: tuple["Argument", ...] = ()
+    row_argument: bool = False
+
+
+@attrs.frozen
+class Argument:
+    """One argument of a call: by name (`name => value`) or by position when the argument has no name."""
+
+    name: str | None
+    value: "Param | ColumnRef"
+
+
+@attrs.frozen
+class Link:
+    """Child rows whose `pairs[i][1]` equals the parent row's `pairs[i][0]` (to-one and to-many relations)."""
+
+    pairs: tuple[tuple[str, str], ...]
+
+
+@attrs.frozen
+class JunctionLink:
+    """Rows of the target reached through junction rows: parent.p = junction.j (`parent_pairs`), then
+    junction.j2 = target.t (`target_pairs`)."""
+
+    junction: Table
+    parent_pairs: tuple[tuple[str, str], ...]
+    target_pairs: tuple[tuple[str, str], ...]
+
+
+# --- expressions over the current row ----------------------------------------------------------------------------
+
+
+@attrs.frozen
+class ColumnRef:
+    column: str
+
+
+@attrs.frozen
+class ComputedRef:
+    """A scalar function of the row: `schema.function(row, arguments...)`."""
+
+    call: FunctionCall
+
+
+@attrs.frozen
+class RelatedColumn:
+    """A column of the row a to-one link reaches (NULL when there is none): for ordering and comparing."""
+
+    table: Table
+    link: Link
+    column: str
+
+
+@attrs.frozen
+class RelatedCount:
+    """How many rows a to-many link reaches."""
+
+    table: Table
+    link: "Link | JunctionLink"
+
+
+@attrs.frozen
+class Cast:
+    """An expression read as another type (`json` compared as `jsonb`)."""
+
+    expression: "Expression"
+    sql_type: str
+
+
+Expression = ColumnRef | ComputedRef | RelatedColumn | RelatedCount | Cast
+
+
+# --- filters -----------------------------------------------------------------------------------------------------
+
+
+class Operator(enum.Enum):
+    """Comparisons the compiler knows; each names its SQL form in `svc/sql/_filters.py`."""
+
+    EQ = "eq"
+    NEQ = "neq"
+    DISTINCT = "distinct"
+    NOT_DISTINCT = "not_distinct"
+    IN = "in"
+    NOT_IN = "not_in"
+    LT = "lt"
+    LTE = "lte"
+    GT = "gt"
+    GTE = "gte"
+    LT_ANY = "lt_any"
+    LT_ALL = "lt_all"
+    LTE_ANY = "lte_any"
+    LTE_ALL = "lte_all"
+    GT_ANY = "gt_any"
+    GT_ALL = "gt_all"
+    GTE_ANY = "gte_any"
+    GTE_ALL = "gte_all"
+    LIKE = "like"
+    NOT_LIKE = "not_like"
+    ILIKE = "ilike"
+    NOT_ILIKE = "not_ilike"
+    LIKE_ANY = "like_any"
+    LIKE_ALL = "like_all"
+    ILIKE_ANY = "ilike_any"
+    ILIKE_ALL = "ilike_all"
+    REGEX = "regex"
+    NOT_REGEX = "not_regex"
+    IREGEX = "iregex"
+    NOT_IREGEX = "not_iregex"
+    EQ_INSENSITIVE = "eq_insensitive"
+    NEQ_INSENSITIVE = "neq_insensitive"
+    IN_INSENSITIVE = "in_insensitive"
+    NOT_IN_INSENSITIVE = "not_in_insensitive"
+    CONTAINS = "contains"  # @> (arrays, ranges, JSON)
+    CONTAINED_BY = "contained_by"  # <@
+    OVERLAPS = "overlaps"  # &&
+    CONTAINS_ELEMENT = "contains_element"  # range @> element
+    STRICTLY_LEFT = "strictly_left"  # <<
+    STRICTLY_RIGHT = "strictly_right"  # >>
+    NOT_EXTENDS_LEFT = "not_extends_left"  # &>
+    NOT_EXTENDS_RIGHT = "not_extends_right"  # &<
+    ADJACENT = "adjacent"  # -|-
+    HAS_KEY = "has_key"  # ?
+    HAS_ANY_KEYS = "has_any_keys"  # ?|
+    HAS_ALL_KEYS = "has_all_keys"  # ?&
+    MATCHES_PATH = "matches_path"  # @@
+    EXISTS_PATH = "exists_path"  # @?
+    ANY_EQ = "any_eq"  # value = any(array column)
+    ANY_NEQ = "any_neq"
+    ANY_LT = "any_lt"
+    ANY_LTE = "any_lte"
+    ANY_GT = "any_gt"
+    ANY_GTE = "any_gte"
+
+
+@attrs.frozen
+class Compare:
+    expression: Expression
+    operator: Operator
+    value: Param
+
+
+@attrs.frozen
+class IsNull:
+    expression: Expression
+    is_null: bool
+
+
+@attrs.frozen
+class And:
+    items: tuple["Filter", ...]
+
+
+@attrs.frozen
+class Or:
+    items: tuple["Filter", ...]
+
+
+@attrs.frozen
+class Not:
+    item: "Filter"
+
+
+class Quantifier(enum.Enum):
+    SOME = "some"
+    EVERY = "every"
+    NONE = "none"
+
+
+@attrs.frozen
+class Related:
+    """A condition on related rows: the to-one row matches (`quantifier` SOME), or some/every/no to-many row does.
+
+    `EVERY` treats a NULL condition as not matching (SPEC "Filter and condition inputs").
+    """
+
+    table: Table
+    link: Link | JunctionLink
+    quantifier: Quantifier
+    filter: "Filter | None"
+
+
+@attrs.frozen
+class Constant:
+    """A condition known while planning (an empty `in` list, say)."""
+
+    value: bool
+
+
+Filter = Compare | IsNull | And | Or | Not | Related | Constant
+
+
+# --- order and pages ---------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class OrderItem:
+    expression: Expression
+    descending: bool = False
+    nulls_first: bool = False
+    #: The expression can be NULL (nullable column, related column, computed value): keyset comparisons need care.
+    nullable: bool = True
+
+
+@attrs.frozen
+class Page:
+    """Which rows of the ordered set: `limit` rows after skipping `offset`; keyset bounds from cursors.
+
+    `backward` reads from the end (`last` without `first`): the order is reversed for reading and restored for the
+    answer. `after`/`before` hold one parameter per order item (the cursor's values).
+    """
+
+    limit: Param | None = None
+    offset: Param | None = None
+    backward: bool = False
+    after: tuple[Param, ...] | None = None
+    before: tuple[Param, ...] | None = None
+    #: `first` and `last` together: the last `tail` rows of the first `limit` rows.
+    tail: Param | None = None
+
+
+# --- the JSON a row becomes --------------------------------------------------------------------------------------
+
+
+class ValueMap(enum.Enum):
+    """How a database value becomes JSON."""
+
+    AS_IS = "as_is"  # to_json's own form (numbers, strings, booleans, JSON, ISO dates)
+    TEXT = "text"  # bigint and numeric as strings
+    TEXT_ARRAY = "text_array"  # arrays of those as arrays of strings
+
+
+@attrs.frozen
+class EnumMap:
+    """Database labels to GraphQL values, where any differs (`PG-13` -> `PG_13`); arrays of such enums too."""
+
+    labels: tuple[tuple[str, str], ...]
+    array: bool = False
+
+
+@attrs.frozen
+class RangeMap:
+    """A range as `{start: {value, inclusive}, end: {...}}` (members by key), its bounds mapped by `bound`."""
+
+    start: str | None
+    end: str | None
+    value_key: str | None
+    inclusive_key: str | None
+    bound: "ValueMap | EnumMap"
+    array: bool = False  # a multirange: a list of ranges
+
+
+@attrs.frozen
+class CompositeMap:
+    """A composite value as an object of its attributes (or NULL)."""
+
+    outputs: tuple["AttributeOutput", ...]
+
+
+@attrs.frozen
+class AttributeOutput:
+    key: str
+    attribute: str
+    map: "ValueMapping"
+
+
+ValueMapping = ValueMap | EnumMap | RangeMap | CompositeMap
+
+
+@attrs.frozen
+class ColumnOutput:
+    key: str
+    column: str
+    map: ValueMapping = ValueMap.AS_IS
+
+
+@attrs.frozen
+class ComputedOutput:
+    key: str
+    call: FunctionCall
+    map: ValueMapping = ValueMap.AS_IS
+    returns_set: bool = False  # a set of scalars: a JSON array
+
+
+@attrs.frozen
+class ConstantOutput:
+    """A value known while planning: `__typename`, or null (a node ID that matches nothing)."""
+
+    key: str
+    value: str | None
+
+
+@attrs.frozen
+class GlobalIdOutput:
+    """`base64("<Type>:<key>")` of the row's single-column key (SPEC "Fields present on generated types")."""
+
+    key: str
+    type_name: str
+    column: str
+
+
+@attrs.frozen
+class RowVersionOutput:
+    """The row's version: `version_column`, else the system transaction id (`xmin`); None for relations without one."""
+
+    key: str
+    column: str | None
+    system: bool
+
+
+@attrs.frozen
+class NestedOutput:
+    key: str
+    read: "Read"
+
+
+Output = ColumnOutput | ComputedOutput | ConstantOutput | GlobalIdOutput | RowVersionOutput | NestedOutput
+
+
+@attrs.frozen
+class Shape:
+    outputs: tuple[Output, ...]
+
+
+# --- reads -------------------------------------------------------------------------------------------------------
+
+
+class Cardinality(enum.Enum):
+    ONE = "one"  # an object or null
+    MANY = "many"  # an array
+    PAGE = "page"  # a connection object (`PageMembers`)
+
+
+class PageMember(enum.Enum):
+    NODES = "nodes"
+    EDGES = "edges"
+    HAS_NEXT_PAGE = "has_next_page"
+    HAS_PREVIOUS_PAGE = "has_previous_page"
+    START_CURSOR = "start_cursor"
+    END_CURSOR = "end_cursor"
+    TOTAL_COUNT = "total_count"
+
+
+class CountMode(enum.Enum):
+    EXACT = "exact"
+    ESTIMATE = "estimate"  # the planner's estimate
+    EXACT_BELOW = "exact_below"  # exact when the estimate is at most `exact_below`
+
+
+@attrs.frozen
+class EdgeShape:
+    """An edge object: its cursor and its node under the keys asked for, and constants (`__typename`)."""
+
+    cursor_keys: tuple[str, ...]
+    node_keys: tuple[str, ...]
+    constants: tuple[ConstantOutput, ...] = ()
+
+
+@attrs.frozen
+class PageOutput:
+    """One member of a connection object, under `key`. `members` groups the page-info members under their keys."""
+
+    key: str
+    member: PageMember | None = None
+    edge: EdgeShape | None = None
+    members: tuple["PageOutput", ...] = ()  # a nested object (pageInfo)
+    constant: str | None = None  # `__typename`
+    count: CountMode = CountMode.EXACT
+    exact_below: Param | None = None
+
+
+@attrs.frozen
+class Hierarchy:
+    """Ancestors or descendants over a self-reference, nearest first, ending at a cycle or `max_depth`."""
+
+    pairs: tuple[tuple[str, str], ...]  # (child's key column, parent's key column)
+    key: tuple[str, ...]  # the rows' own key, to notice cycles
+    ancestors: bool
+    max_depth: Param | None
+
+
+@attrs.frozen
+class Read:
+    """Rows from `source` (hanging from the parent row by `link`), filtered, ordered, paged and shaped."""
+
+    source: Table | FunctionCall
+    shape: Shape
+    cardinality: Cardinality
+    link: Link | JunctionLink | None = None
+    filter: Filter | None = None
+    order: tuple[OrderItem, ...] = ()
+    page: Page = Page()
+    #: Connection members (cardinality PAGE), and the order signature its cursors carry.
+    page_outputs: tuple[PageOutput, ...] = ()
+    cursor_signature: str = ""
+    hierarchy: Hierarchy | None = None
+
+
+@attrs.frozen
+class RootField:
+    """One root field of an operation: a read, or a constant (null for a node ID that matches nothing)."""
+
+    key: str
+    read: Read | None = None
+    constant: str | None = None
+    #: A scalar function call at the root (`plus(a: 1, b: 2)`).
+    call: ComputedOutput | None = None
+    nullable: bool = True
+
+
+@attrs.frozen
+class ReadPlan:
+    """A whole read operation: its root fields, answered by one statement, and the parameters' values."""
+
+    roots: tuple[RootField, ...]

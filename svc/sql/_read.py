@@ -1,0 +1,502 @@
+"""A read plan as ONE statement whose columns are the JSON texts of the root fields (ARCHITECTURE.md, "The one idea").
+
+Shapes of the SQL, per read:
+
+    inner:  select t.*, <order values as __o1..> from <source> t
+            where <link> and <filter> and <keyset> order by <order> limit <n> offset <m>
+    row:    json_build_object('<key>', <value>, ...) over an inner row; relations as
+            `left join lateral (...) tN on true` (the first eight of a row) or scalar subqueries (the rest)
+    many:   select coalesce(json_agg(x.j), '[]') from (select <row> as j from (<inner>) r ... order by r.__o1..) x
+    one:    select <row> from (<inner>) r ... limit 1
+    page:   the rows numbered in reading order (one more than the page is read, for hasNextPage/hasPreviousPage),
+            then json_build_object of nodes, edges (cursor and node), pageInfo and totalCount
+
+The page is cut before relations are read, so relations are read for the rows of the page only. Functions of a row
+take the real table row: inside the inner query that is its alias; outside, the inner query carries it as `__row`.
+Aliases are handed out in walk order and values are named placeholders, so one shape always gives one text.
+"""
+
+import attrs
+from psycopg import sql
+
+from svc.plan import (
+    Cardinality,
+    ColumnOutput,
+    ColumnRef,
+    ComputedOutput,
+    ComputedRef,
+    ConstantOutput,
+    CountMode,
+    FunctionCall,
+    GlobalIdOutput,
+    JunctionLink,
+    Link,
+    NestedOutput,
+    Output,
+    Page,
+    PageMember,
+    PageOutput,
+    Param,
+    Read,
+    ReadPlan,
+    RootField,
+    RowVersionOutput,
+    Shape,
+    Table,
+)
+
+from ._filters import Expressions, RowSide, link_condition, param, qualified
+from ._values import global_id, json_object, mapped
+
+#: Relations of a row read by lateral joins; the rest are scalar subqueries (SPEC "Operations": beyond eight).
+LATERAL_LIMIT = 8
+
+
+@attrs.frozen
+class CompiledRead:
+    """The statement (named placeholders `p0`, `p1`, ...) and the JSON keys of its columns, in order."""
+
+    statement: str
+    keys: tuple[str, ...]
+
+
+def compile_read(plan: ReadPlan) -> CompiledRead:
+    """The statement answering every root field of the plan, one text column each (NULL for a JSON null)."""
+    compiler = _Compiler()
+    columns = [sql.SQL("({})::text").format(compiler.root(root)) for root in plan.roots]
+    statement = sql.SQL("select {}").format(sql.SQL(", ").join(columns))
+    return CompiledRead(statement.as_string(None), tuple(root.key for root in plan.roots))
+
+
+class _Compiler:
+    def __init__(self) -> None:
+        self._aliases = 0
+        self.expressions = Expressions(self._alias, self._call_in_table)
+
+    def _alias(self) -> str:
+        self._aliases += 1
+        return f"t{self._aliases}"
+
+    def root(self, root: RootField) -> sql.Composable:
+        if root.read is not None:
+            return sql.SQL("select {}").format(self.read(root.read, None))
+        if root.call is not None:
+            return sql.SQL("select {}").format(self._computed(root.call, None))
+        if root.constant is None:
+            return sql.SQL("null::json")
+        return sql.SQL("to_json({}::text)").format(sql.Literal(root.constant))
+
+    # --- reads -------------------------------------------------------------------------------------------------
+
+    def read(self, read: Read, parent: sql.Identifier | None) -> sql.Composable:
+        """An expression giving the read's JSON, per row of `parent` (an outer row alias) when set."""
+        if read.hierarchy is not None:
+            assert parent is not None
+            return self._hierarchy(read, parent)
+        row = sql.Identifier(self._alias())
+        inner = self.inner(read, parent)
+        joins, obj = self.row(read.shape, row)
+        if read.cardinality is Cardinality.ONE:
+            return sql.SQL("(select {} from ({}) {}{} limit 1)").format(obj, inner, row, joins)
+        if read.cardinality is Cardinality.MANY:
+            rows = sql.Identifier(self._alias())
+            order = self._order_values(read, row, reverse=False)
+            return sql.SQL(
+                "(select coalesce(json_agg({rows}.j), '[]'::json)"
+                " from (select {obj} as j from ({inner}) {row}{joins}{order}) {rows})"
+            ).format(rows=rows, obj=obj, inner=inner, row=row, joins=joins, order=order)
+        return self._page(read, parent=parent, row=row, inner=inner, joins=joins, obj=obj)
+
+    def inner(self, read: Read, parent: sql.Identifier | None) -> sql.Composable:
+        """The rows read, with every column, the whole row where functions need it, and the order values."""
+        table = sql.Identifier(self._alias())
+        source, conditions = self._selection(read, table, parent)
+        page = read.page
+        if page.after is not None:
+            conditions.append(self.expressions.keyset(read.order, page.after, table, after=True))
+        if page.before is not None:
+            conditions.append(self.expressions.keyset(read.order, page.before, table, after=False))
+        needed = None if isinstance(read.source, FunctionCall) else _needed_columns(read)
+        if needed is None:
+            columns = [sql.SQL("{}.*").format(table)]
+        else:
+            columns = [sql.SQL("{}.{}").format(table, sql.Identifier(c)) for c in needed]
+        if _needs_whole_row(read.shape):
+            columns.append(sql.SQL("{} as __row").format(table))
+        if any(isinstance(o, RowVersionOutput) and o.system for o in read.shape.outputs):
+            columns.append(sql.SQL("{}.xmin as __xmin").format(table))
+        for position, item in enumerate(read.order, start=1):
+            value = self.expressions.expression(item.expression, table)
+            columns.append(sql.SQL("{} as {}").format(value, sql.Identifier(f"__o{position}")))
+        order = self._order_by(
+            [self.expressions.expression(i.expression, table) for i in read.order], read, page.backward
+        )
+        return sql.SQL("select {} from {}{}{}{}").format(
+            sql.SQL(", ").join(columns) if columns else sql.SQL(""),
+            source,
+            _where(conditions),
+            order,
+            self._limit(read),
+        )
+
+    def _selection(
+        self, read: Read, table: sql.Identifier, parent: RowSide | None
+    ) -> tuple[sql.Composable, list[sql.Composable]]:
+        """`FROM` items and the conditions (link and filter) of the rows a read selects, before paging."""
+        if isinstance(read.source, FunctionCall):
+            source: sql.Composable = sql.SQL("{} {}").format(self._function(read.source, parent, outer=True), table)
+            conditions = []
+            if read.link is not None and parent is not None:
+                conditions.append(link_condition(read.link, parent, table))  # type: ignore[arg-type]
+        elif read.link is None or parent is None:
+            source, conditions = sql.SQL("{} {}").format(qualified(read.source), table), []
+        else:
+            source, condition = self.expressions.related_source(read.source, read.link, parent, table)
+            conditions = [condition]
+        if read.filter is not None:
+            conditions.append(self.expressions.filter(read.filter, table))
+        return source, conditions
+
+    def _limit(self, read: Read) -> sql.Composable:
+        page = read.page
+        text = sql.SQL("")
+        if page.limit is not None:
+            extra = sql.SQL(" + 1") if read.cardinality is Cardinality.PAGE else sql.SQL("")
+            text = sql.SQL(" limit {}{}").format(param(page.limit), extra)
+        if page.offset is not None:
+            text = sql.SQL("{} offset {}").format(text, param(page.offset))
+        return text
+
+    def _order_by(self, expressions: list[sql.Composable], read: Read, reverse: bool) -> sql.Composable:
+        """` order by` the given expressions of the read's order items (reversed for reading backward), or nothing."""
+        if not expressions:
+            return sql.SQL("")
+        return sql.SQL(" order by {}").format(self._order_items(expressions, read, reverse))
+
+    def _order_items(self, expressions: list[sql.Composable], read: Read, reverse: bool) -> sql.Composable:
+        items = [
+            sql.SQL("{} {} nulls {}").format(
+                expression,
+                sql.SQL("desc" if item.descending != reverse else "asc"),
+                sql.SQL("first" if item.nulls_first != reverse else "last"),
+            )
+            for expression, item in zip(expressions, read.order, strict=True)
+        ]
+        return sql.SQL(", ").join(items)
+
+    def _order_values(self, read: Read, row: sql.Identifier, *, reverse: bool) -> sql.Composable:
+        """` order by` the read's order again, over the inner rows' order values (`__o1`...)."""
+        return self._order_by(_values_of(read, row), read, reverse)
+
+    # --- the JSON of a row -------------------------------------------------------------------------------------
+
+    def row(self, shape: Shape, row: sql.Identifier) -> tuple[sql.Composable, sql.Composable]:
+        """(lateral joins, the JSON object) of an inner row."""
+        joins: list[sql.Composable] = []
+        pairs: list[tuple[str, sql.Composable]] = []
+        for output in shape.outputs:
+            if not isinstance(output, NestedOutput):
+                pairs.append((output.key, self._output(output, row)))
+                continue
+            value = self.read(output.read, row)
+            if len(joins) < LATERAL_LIMIT:
+                lateral = sql.Identifier(self._alias())
+                joins.append(sql.SQL(" left join lateral (select {} as j) {} on true").format(value, lateral))
+                value = sql.SQL("{}.j").format(lateral)
+            pairs.append((output.key, value))
+        return sql.SQL("").join(joins), json_object(pairs)
+
+    def _output(self, output: Output, row: sql.Identifier) -> sql.Composable:
+        if isinstance(output, ColumnOutput):
+            return mapped(sql.SQL("{}.{}").format(row, sql.Identifier(output.column)), output.map)
+        if isinstance(output, ComputedOutput):
+            return self._computed(output, row)
+        if isinstance(output, ConstantOutput):
+            return sql.SQL("null") if output.value is None else sql.SQL("{}::text").format(sql.Literal(output.value))
+        if isinstance(output, GlobalIdOutput):
+            return global_id(output.type_name, sql.SQL("{}.{}").format(row, sql.Identifier(output.column)))
+        assert isinstance(output, RowVersionOutput)
+        if output.system:
+            return sql.SQL("{}.__xmin::text").format(row)
+        if output.column is not None:
+            return sql.SQL("{}.{}::text").format(row, sql.Identifier(output.column))
+        return sql.SQL("null")
+
+    # --- functions ---------------------------------------------------------------------------------------------
+
+    def _computed(self, output: ComputedOutput, row: sql.Identifier | None) -> sql.Composable:
+        call = self._function(output.call, row, outer=True)
+        if not output.returns_set:
+            return mapped(call, output.map)
+        item = sql.Identifier(self._alias())
+        value = mapped(sql.SQL("{}.v").format(item), output.map)
+        return sql.SQL("(select coalesce(json_agg({}), '[]'::json) from {} {}(v))").format(value, call, item)
+
+    def _call_in_table(self, computed: ComputedRef, table: sql.Composable) -> sql.Composable:
+        """A computed value in a filter or an order: inside the inner query, over the table's own alias."""
+        return self._function(computed.call, table, outer=False)
+
+    def _function(self, call: FunctionCall, row: sql.Composable | None, *, outer: bool) -> sql.Composable:
+        """`schema.name(row, args...)`; `outer` rows carry the table row as `__row`, table aliases are it."""
+        arguments: list[sql.Composable] = []
+        if call.row_argument:
+            assert row is not None
+            arguments.append(sql.SQL("{}.__row").format(row) if outer else row)
+        for argument in call.arguments:
+            if isinstance(argument.value, ColumnRef):
+                value = sql.SQL("{}.{}").format(row, sql.Identifier(argument.value.column))
+            else:
+                value = param(argument.value)
+            if argument.name is None:
+                arguments.append(value)
+            else:
+                arguments.append(sql.SQL("{} => {}").format(sql.Identifier(argument.name), value))
+        return sql.SQL("{}({})").format(sql.Identifier(call.schema, call.name), sql.SQL(", ").join(arguments))
+
+    # --- hierarchies ------------------------------------------------------------------------------------------
+
+    def _hierarchy(self, read: Read, parent: sql.Identifier) -> sql.Composable:
+        """Ancestors (nearest first) or descendants of the parent row over a self-reference, by a recursive walk
+        that stops at `max_depth` and where a row would come round again (a cycle)."""
+        hierarchy = read.hierarchy
+        assert hierarchy is not None and isinstance(read.source, Table)
+        table, walk, step = sql.Identifier(self._alias()), sql.Identifier(self._alias()), sql.Identifier(self._alias())
+        near, far = (1, 0) if hierarchy.ancestors else (0, 1)  # pairs are (child's column, parent's column)
+
+        def joined(other: sql.Composable) -> sql.Composable:
+            return sql.SQL(" and ").join(
+                sql.SQL("{}.{} = {}.{}").format(table, sql.Identifier(p[near]), other, sql.Identifier(p[far]))
+                for p in hierarchy.pairs
+            )
+
+        key = sql.SQL("({})::text").format(
+            sql.SQL(", ").join(sql.SQL("{}.{}").format(table, sql.Identifier(c)) for c in hierarchy.key)
+            if len(hierarchy.key) > 1
+            else sql.SQL("{}.{}").format(table, sql.Identifier(hierarchy.key[0]))
+        )
+        extra = sql.SQL(", {} as __row").format(table) if _needs_whole_row(read.shape) else sql.SQL("")
+        depth_limit = (
+            sql.SQL(" and {}.__depth < {}").format(step, param(hierarchy.max_depth))
+            if hierarchy.max_depth
+            else sql.SQL("")
+        )
+        recursive = sql.SQL(
+            "with recursive {walk} as ("
+            "select {table}.*{extra}, 1 as __depth, array[{key}] as __seen from {source} {table} where {first}"
+            " union all "
+            "select {table}.*{extra}, {step}.__depth + 1, {step}.__seen || {key}"
+            " from {source} {table} join {walk} {step} on {next} where not ({key} = any({step}.__seen)){limit}"
+            ") select * from {walk}"
+        ).format(
+            walk=walk, table=table, extra=extra, key=key, source=qualified(read.source), first=joined(parent),
+            step=step, next=joined(step), limit=depth_limit,
+        )  # fmt: skip
+        row = sql.Identifier(self._alias())
+        joins, obj = self.row(read.shape, row)
+        conditions = [self.expressions.filter(read.filter, row)] if read.filter is not None else []
+        order = [
+            sql.SQL("{} {}").format(
+                self.expressions.expression(i.expression, row), sql.SQL("desc" if i.descending else "asc")
+            )
+            for i in read.order
+        ]
+        order.append(sql.SQL("{}.__depth").format(row))
+        rows = sql.Identifier(self._alias())
+        return sql.SQL(
+            "(select coalesce(json_agg({rows}.j), '[]'::json) from (select {obj} as j from ({walk}) {row}{joins}{where}"
+            " order by {order}) {rows})"
+        ).format(rows=rows, obj=obj, walk=recursive, row=row, joins=joins, where=_where(conditions),
+                 order=sql.SQL(", ").join(order))  # fmt: skip
+
+    # --- pages (connections) -----------------------------------------------------------------------------------
+
+    def _page(
+        self,
+        read: Read,
+        *,
+        parent: sql.Identifier | None,
+        row: sql.Identifier,
+        inner: sql.Composable,
+        joins: sql.Composable,
+        obj: sql.Composable,
+    ) -> sql.Composable:
+        """A connection object from its rows, numbered in reading order (`__n`) and counted (`__c`)."""
+        rows = sql.Identifier(self._alias())
+        page = read.page
+        window = sql.SQL("order by {}").format(self._order_items(_values_of(read, row), read, page.backward))
+        if not read.order:
+            window = sql.SQL("")
+        numbered = sql.SQL(
+            "select {obj} as j, {cursor} as c, row_number() over ({window}) as __n, count(*) over () as __c"
+            " from ({inner}) {row}{joins}"
+        ).format(obj=obj, cursor=self._cursor(read, row), window=window, inner=inner, row=row, joins=joins)
+        page_ = _PageWriter(self, read, parent, rows)
+        members = [(output.key, page_.member(output)) for output in read.page_outputs]
+        # One object whatever is selected: `group by ()` makes it one group even when no member aggregates.
+        return sql.SQL("(select {} from ({}) {} group by ())").format(json_object(members), numbered, rows)
+
+    def _cursor(self, read: Read, row: sql.Identifier) -> sql.Composable:
+        """An opaque cursor: base64 of the JSON array [signature, order values...] (SPEC "Pagination rules" 5)."""
+        array = sql.SQL("json_build_array({})").format(
+            sql.SQL(", ").join([sql.Literal(read.cursor_signature), *_values_of(read, row)])
+        )
+        return sql.SQL("translate(encode(convert_to({}::text, 'UTF8'), 'base64'), E'\\n', '')").format(array)
+
+    def count(self, read: Read, parent: sql.Identifier | None) -> sql.Composable:
+        """How many rows the read's link and filter select, over every page."""
+        table = sql.Identifier(self._alias())
+        source, conditions = self._selection(read, table, parent)
+        return sql.SQL("(select count(*) from {}{})::int").format(source, _where(conditions))
+
+    def estimate(self, read: Read, parent: sql.Identifier | None) -> sql.Composable:
+        """The planner's estimate of that count: EXPLAIN of the count query, run by the connection's
+        `pg_temp.svc_count_estimate` (svc/db/_pool.py). The query text is built by format() with the values, and
+        the parent row's key when nested, as quoted literals (`%1$L`...), since EXPLAIN of a text cannot take
+        parameters."""
+        literals: list[sql.Composable] = []
+
+        def as_literal(value: Param) -> sql.Composable:
+            literals.append(param(value))
+            return sql.SQL("%%{}$L::{}").format(sql.SQL(str(len(literals))), sql.SQL(value.sql_type))
+
+        def parent_column(name: str) -> sql.Composable:
+            assert parent is not None
+            literals.append(sql.SQL("{}.{}").format(parent, sql.Identifier(name)))
+            return sql.SQL("%%{}$L").format(sql.SQL(str(len(literals))))
+
+        writer = _Compiler()
+        writer._aliases = self._aliases
+        writer.expressions = Expressions(writer._alias, writer._call_in_table, param=as_literal)
+        table = sql.Identifier(writer._alias())
+        source, conditions = writer._selection(read, table, parent_column if parent is not None else None)
+        self._aliases = writer._aliases
+        template = sql.SQL("select from {}{}").format(source, _where(conditions))
+        text = sql.SQL("format({}{})").format(
+            sql.Literal(template.as_string(None)),  # its `%%L` reach format() as `%L` (psycopg's % escaping)
+            sql.SQL("").join(sql.SQL(", {}").format(value) for value in literals),
+        )
+        return sql.SQL("pg_temp.svc_count_estimate({})").format(text)
+
+
+class _PageWriter:
+    """The members of one connection object over its numbered rows."""
+
+    def __init__(self, compiler: _Compiler, read: Read, parent: sql.Identifier | None, rows: sql.Identifier) -> None:
+        self._compiler = compiler
+        self._read = read
+        self._parent = parent
+        self._rows = rows
+        self._page: Page = read.page
+        self._direction = sql.SQL(" desc") if self._page.backward else sql.SQL("")
+        self._within = self._rows_of_the_page()
+
+    def _rows_of_the_page(self) -> sql.Composable:
+        """The rows of the page among those read (one more than the page was read)."""
+        page, rows = self._page, self._rows
+        if page.limit is None:
+            return sql.SQL("true")
+        within = sql.SQL("{}.__n <= {}").format(rows, param(page.limit))
+        if page.tail is not None:
+            within = sql.SQL("{} and {}.__n > least({}.__c, {}) - {}").format(
+                within, rows, rows, param(page.limit), param(page.tail)
+            )
+        return within
+
+    def member(self, output: PageOutput) -> sql.Composable:
+        if output.constant is not None:
+            return sql.SQL("{}::text").format(sql.Literal(output.constant))
+        if output.members:
+            return json_object([(m.key, self.member(m)) for m in output.members])
+        member, rows = output.member, self._rows
+        if member is PageMember.NODES:
+            return self._aggregate(sql.SQL("{}.j").format(rows))
+        if member is PageMember.EDGES:
+            assert output.edge is not None
+            edge = [(key, sql.SQL("{}.c").format(rows)) for key in output.edge.cursor_keys]
+            edge += [(key, sql.SQL("{}.j").format(rows)) for key in output.edge.node_keys]
+            edge += [(c.key, sql.SQL("{}::text").format(sql.Literal(c.value))) for c in output.edge.constants]
+            return self._aggregate(json_object(edge))
+        if member in (PageMember.START_CURSOR, PageMember.END_CURSOR):
+            last = (member is PageMember.END_CURSOR) != self._page.backward
+            order = sql.SQL(" desc" if last else "")
+            return sql.SQL("(array_agg({r}.c order by {r}.__n{o}) filter (where {w}))[1]").format(
+                r=rows, o=order, w=self._within
+            )
+        if member in (PageMember.HAS_NEXT_PAGE, PageMember.HAS_PREVIOUS_PAGE):
+            return self._has_more(ahead=(member is PageMember.HAS_NEXT_PAGE) != self._page.backward)
+        assert member is PageMember.TOTAL_COUNT
+        return self._total(output)
+
+    def _aggregate(self, value: sql.Composable) -> sql.Composable:
+        return sql.SQL("coalesce(json_agg({v} order by {r}.__n{d}) filter (where {w}), '[]'::json)").format(
+            v=value, r=self._rows, d=self._direction, w=self._within
+        )
+
+    def _has_more(self, *, ahead: bool) -> sql.Composable:
+        """Ahead of the page (in the direction read) the extra row tells; behind it, a cursor or offset given does
+        (and with `first` and `last` together, rows of the first page the tail leaves out)."""
+        page = self._page
+        if ahead:
+            return sql.SQL("count(*) > {}").format(param(page.limit)) if page.limit is not None else sql.SQL("false")
+        if page.tail is not None:
+            assert page.limit is not None
+            return sql.SQL("least(count(*), {}) > {}").format(param(page.limit), param(page.tail))
+        started = sql.SQL("true" if (page.before if page.backward else page.after) is not None else "false")
+        if page.offset is not None:
+            return sql.SQL("({} or {} > 0)").format(started, param(page.offset))
+        return started
+
+    def _total(self, output: PageOutput) -> sql.Composable:
+        if output.count is CountMode.EXACT:
+            return self._compiler.count(self._read, self._parent)
+        estimate = self._compiler.estimate(self._read, self._parent)
+        if output.count is CountMode.ESTIMATE:
+            return estimate
+        assert output.exact_below is not None
+        return sql.SQL("(case when {e} <= {b} then {c} else {e} end)").format(
+            e=estimate, b=param(output.exact_below), c=self._compiler.count(self._read, self._parent)
+        )
+
+
+def _values_of(read: Read, row: sql.Identifier) -> list[sql.Composable]:
+    """The inner rows' order values, `row.__o1`..."""
+    return [sql.SQL("{}.{}").format(row, sql.Identifier(f"__o{p}")) for p in range(1, len(read.order) + 1)]
+
+
+def _where(conditions: list[sql.Composable]) -> sql.Composable:
+    return sql.SQL(" where {}").format(sql.SQL(" and ").join(conditions)) if conditions else sql.SQL("")
+
+
+def _needed_columns(read: Read) -> list[str]:
+    """The table columns the read's rows are used for: outputs, links to nested reads, and hierarchies."""
+    needed: dict[str, None] = {}
+    for output in read.shape.outputs:
+        column = output.column if isinstance(output, (ColumnOutput, GlobalIdOutput, RowVersionOutput)) else None
+        if column is not None:
+            needed[column] = None
+        elif isinstance(output, ComputedOutput):
+            needed.update((a.value.column, None) for a in output.call.arguments if isinstance(a.value, ColumnRef))
+        elif isinstance(output, NestedOutput):
+            nested = output.read
+            if isinstance(nested.link, Link):
+                needed.update((parent, None) for parent, _ in nested.link.pairs)
+            elif isinstance(nested.link, JunctionLink):
+                needed.update((parent, None) for parent, _ in nested.link.parent_pairs)
+            if nested.hierarchy is not None:
+                needed.update((column, None) for pair in nested.hierarchy.pairs for column in pair)
+            if isinstance(nested.source, FunctionCall):
+                needed.update((a.value.column, None) for a in nested.source.arguments if isinstance(a.value, ColumnRef))
+    return list(needed)
+
+
+def _needs_whole_row(shape: Shape) -> bool:
+    """Functions of the row (computed outputs, sets of rows from a function of the row) take the whole row."""
+    for output in shape.outputs:
+        call: FunctionCall | None = None
+        if isinstance(output, ComputedOutput):
+            call = output.call
+        elif isinstance(output, NestedOutput) and isinstance(output.read.source, FunctionCall):
+            call = output.read.source
+        if call is not None and call.row_argument:
+            return True
+    return False
