@@ -23,7 +23,7 @@ import trio
 
 from svc.actors import Fatal, Reloader, SchemaWatcher, export_snapshot, supervise
 from svc.config import Config, ConfigError, LoadedConfig, load_config
-from svc.db import ConnectionSettings, Executor, Pool, open_pool
+from svc.db import ConnectionSettings, Executor, open_pool
 from svc.http import App, GraphqlRoutes, Probes, Route
 from svc.pipeline import Pipeline
 from svc.snapshot import SnapshotHolder, build_snapshot
@@ -71,7 +71,8 @@ async def serve(
         )
         await _first_snapshot(reloader)
         pipeline = Pipeline(executor)
-        service_routes = [*_service_routes(pool, holder, started), *GraphqlRoutes(config, pipeline).routes()]
+        probes = Probes(pool=pool, holder=holder, version=VERSION, started=started, counter=executor.counter)
+        service_routes = [*probes.routes(), *GraphqlRoutes(config, pipeline).routes()]
         app = App(config, holder, [*service_routes, *routes])
         shutdown = trio.Event()
         async with trio.open_nursery() as nursery:
@@ -101,10 +102,6 @@ def connection_settings(config: Config) -> ConnectionSettings:
         statement_cache=config.database.statement_cache,
         connect_timeout=config.database.connect_timeout.seconds,
     )
-
-
-def _service_routes(pool: Pool, holder: SnapshotHolder, started: float) -> list[Route]:
-    return Probes(pool=pool, holder=holder, version=VERSION, started=started).routes()
 
 
 async def _first_snapshot(reloader: Reloader) -> None:

@@ -6,7 +6,7 @@ Layer 2 (ARCHITECTURE.md). Nothing above this package touches a connection excep
 
 from ._connection import Connection
 from ._errors import RETRYABLE_SQLSTATES, map_database_error
-from ._executor import Executor, Session, Transaction, sql_comment
+from ._executor import Executor, Session, StatementCounter, Transaction, sql_comment
 from ._pool import ConnectionSettings, Pool, PoolStats, open_pool
 
 __all__ = [
@@ -17,6 +17,7 @@ __all__ = [
     "Pool",
     "PoolStats",
     "Session",
+    "StatementCounter",
     "Transaction",
     "map_database_error",
     "open_pool",

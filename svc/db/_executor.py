@@ -59,21 +59,31 @@ class RawText(Loader):
         return bytes(data)
 
 
+@attrs.define
+class StatementCounter:
+    """Statements sent for units of work: a request's own statements, not BEGIN, COMMIT or session settings."""
+
+    sent: int = 0
+
+
 class Transaction:
     """The open transaction a unit of work runs its statements in."""
 
-    def __init__(self, conn: Connection, comment: sql.Composable | None) -> None:
+    def __init__(self, conn: Connection, comment: sql.Composable | None, counter: StatementCounter) -> None:
         self.connection = conn
         self._comment = comment
+        self._counter = counter
 
     async def execute(self, query: str | sql.Composable, params: Any = None, *, prepare: bool | None = None) -> Any:
         """Execute one statement (tagged with the unit's comment) and return its cursor."""
         if self._comment is not None:
             query = sql.Composed([sql.SQL(query) if isinstance(query, str) else query, self._comment])
+        self._counter.sent += 1
         return await self.connection.execute(query, params, prepare=prepare)
 
     async def fetch_raw(self, statement: str, params: Mapping[str, Any]) -> tuple[bytes | None, ...]:
         """The one row of a compiled statement, its text columns as raw bytes (prepared: its text is its shape)."""
+        self._counter.sent += 1
         return await _fetch_raw(self.connection, _tagged(statement, self._comment), params)
 
 
@@ -93,6 +103,7 @@ class Executor:
         self.pool = pool
         self._sql_comments = sql_comments
         self._max_retries = max_retries
+        self.counter = StatementCounter()
 
     async def fetch(
         self,
@@ -114,6 +125,7 @@ class Executor:
 
         async def once() -> tuple[bytes | None, ...]:
             async with self.pool.connection() as conn:
+                self.counter.sent += 1
                 return await _fetch_raw(conn, text, params)
 
         return await self._retrying(once)
@@ -164,7 +176,7 @@ class Executor:
             try:
                 if session is not None and (session.role or session.settings):
                     await _start_session(conn, session)
-                result = await work(Transaction(conn, comment))
+                result = await work(Transaction(conn, comment, self.counter))
                 await conn.execute("commit", prepare=False)
             except BaseException:
                 await _rollback(conn)

@@ -3,7 +3,8 @@
 `/ready` runs a trivial query and answers within two seconds whatever the database does: 200
 `{"status":"ok","database":"connected"}`, else 503 `{"status":"error","database":"unreachable"}`. It also needs a
 schema snapshot to be served (the database may be back before the first one is built). `/health` combines the
-database state, the snapshot's generation and age, the pool's counts, the version and the uptime.
+database state, the snapshot's generation and age, the pool's counts, the statements sent for requests, the version
+and the uptime.
 """
 
 import time
@@ -12,7 +13,7 @@ from datetime import UTC, datetime
 import psycopg
 import trio
 
-from svc.db import Pool
+from svc.db import Pool, StatementCounter
 from svc.snapshot import SnapshotHolder
 
 from ._messages import Request, Response
@@ -23,8 +24,11 @@ READY_TIMEOUT = 1.5
 
 
 class Probes:
-    def __init__(self, *, pool: Pool, holder: SnapshotHolder, version: str, started: float) -> None:
+    def __init__(
+        self, *, pool: Pool, holder: SnapshotHolder, version: str, started: float, counter: StatementCounter
+    ) -> None:
         self._pool = pool
+        self._counter = counter
         self._holder = holder
         self._version = version
         self._started = started
@@ -68,6 +72,7 @@ class Probes:
             "database": "connected" if connected else "unreachable",
             "schema": schema,
             "pool": {"size": stats.size, "idle": stats.idle, "used": stats.used, "pending": stats.pending},
+            "statements": self._counter.sent,
         }
         return Response.json(body, 200 if ok else 503)
 

@@ -1,0 +1,83 @@
+"""One statement per request (SPEC "What the service does" rule 1; ARCHITECTURE.md "One statement per request",
+"Shape-keyed SQL"): a request sends exactly one statement however deep its selections nest and however many root
+fields it has, and the compiled text depends only on the operation's shape, not on its values."""
+
+import pytest
+
+from tests.support.graphql import graphql_service
+from tests.support.service import running_service
+
+DATABASE_FIXTURES = ["reads.sql"]
+SCHEMAS = {"database": {"schemas": ["app_public"]}}
+
+NESTED = """query($first: Int!, $after: Cursor) {
+  authors(first: $first) { name mentor { name } books(first: 5) { title shelves(first: 5) { label books(first: 5) { title } } }
+    booksConnection(first: 1, after: $after) { totalCount edges { cursor node { title author { name } } } } }
+  book(rowId: 1) { title author { name } }
+  add(a: 1, b: 2)
+}"""
+
+
+async def statements(client) -> int:
+    return (await client.get("/health")).json()["statements"]
+
+
+async def test_each_request_sends_exactly_one_statement(tmp_path, database_url):
+    async with running_service(tmp_path, database_url, SCHEMAS) as service:
+        for first in (1, 2, 4):
+            before = await statements(service.client)
+            response = await service.client.post("/graphql", json={"query": NESTED, "variables": {"first": first}})
+            assert response.status_code == 200 and "errors" not in response.json()
+            assert len(response.json()["data"]["authors"]) == first
+            assert await statements(service.client) - before == 1
+
+
+async def test_limits_refuse_before_any_statement(tmp_path, database_url):
+    async with running_service(tmp_path, database_url, SCHEMAS) as service:
+        before = await statements(service.client)
+        response = await service.client.post("/graphql", json={"query": "{ books(first: 100000) { rowId } }"})
+        assert response.json()["errors"][0]["extensions"]["code"] == "PAGE_SIZE_EXCEEDED"
+        assert await statements(service.client) == before
+
+
+@pytest.fixture
+async def planner(tmp_path, database_url):
+    from graphql import parse
+    from graphql.execution.values import get_variable_values
+
+    from svc.graphql import QueryPlanner, build_graphql_schema
+    from svc.sql import compile_read
+    from tests.support.model import read_model
+
+    config, model = await read_model(database_url, tmp_path, SCHEMAS)
+    schema = build_graphql_schema(model).schema
+    planner = QueryPlanner(schema, model, config.limits)
+
+    def compiled(query: str, variables: dict) -> tuple[str, dict]:
+        operation = parse(query).definitions[0]
+        coerced = get_variable_values(schema, operation.variable_definitions or (), variables)
+        planned = planner.plan(operation, {}, coerced)
+        return compile_read(planned.plan).statement, planned.params.named()
+
+    return compiled
+
+
+async def test_the_sql_text_depends_only_on_the_shape(planner):
+    query = """query($id: Int!, $title: String, $first: Int) {
+      author(rowId: $id) { books(first: $first, filter: {title: {startsWith: $title}}) { title shelves { label } } } }"""
+    one, params_one = planner(query, {"id": 1, "title": "A", "first": 5})
+    two, params_two = planner(query, {"id": 3, "title": "Stories", "first": 50})
+    assert one == two
+    assert params_one != params_two
+    other_shape, _ = planner(
+        query.replace("shelves { label }", "shelves { rowId }"), {"id": 1, "title": "A", "first": 5}
+    )
+    assert other_shape != one
+
+
+async def test_values_never_appear_in_the_sql_text(planner):
+    statement, params = planner(
+        'query { books(filter: {title: {equalTo: "Robert\'); drop table books; --"}}) { rowId } }', {}
+    )
+    assert "drop table" not in statement
+    assert "Robert'); drop table books; --" in params.values()
