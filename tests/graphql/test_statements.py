@@ -4,7 +4,6 @@ fields it has, and the compiled text depends only on the operation's shape, not 
 
 import pytest
 
-from tests.support.graphql import graphql_service
 from tests.support.service import running_service
 
 DATABASE_FIXTURES = ["reads.sql"]
