@@ -35,6 +35,7 @@ from svc.plan import (
     Params,
     Quantifier,
     Related,
+    RelatedAggregate,
     RelatedColumn,
     RelatedCount,
     Table,
@@ -45,7 +46,7 @@ from svc.plan import (
 )
 from svc.plan import Operator as Op
 
-from ._fields import EntityIndex, FieldKind, OrderKind
+from ._fields import AGGREGATES, EntityIndex, FieldKind, OrderKind
 from ._filters import Operand, Operator, enum_operators, list_operators, range_operators, scalar_operators
 
 _ARRAY_OPERANDS = frozenset({Operand.VALUES, Operand.STRINGS})
@@ -130,6 +131,15 @@ class Arguments:
             count = RelatedCount(table(target), link)
             integer = ValueType(ValueKind.SCALAR, Scalar.INT.value, "bigint")
             items += self._operators(count, integer, value["count"], [*path, "count"])
+        fields = self.index.fields(target)
+        number = ValueType(ValueKind.SCALAR, Scalar.FLOAT.value, "float8")
+        for function in AGGREGATES:
+            for name, member in (value.get(function) or {}).items():
+                if member is not None:
+                    field = fields[name].field
+                    assert field is not None
+                    aggregate = RelatedAggregate(table(target), link, function, field.column)
+                    items += self._operators(aggregate, number, member, [*path, function, name])
         return And(tuple(items)) if len(items) != 1 else items[0]
 
     def _operators(

@@ -141,6 +141,16 @@ def orderable_computed(computed: ComputedField) -> bool:
     )
 
 
+#: Aggregate members of a to-many relation filter (SPEC "Filter and condition inputs": `sum: { <col>: <filter> }`).
+AGGREGATES = ("sum", "avg", "min", "max")
+_NUMERIC = frozenset({Scalar.INT.value, Scalar.BIG_INT.value, Scalar.FLOAT.value, Scalar.DECIMAL.value})
+
+
+def numeric_fields(entity: Entity) -> list[Field]:
+    """The entity's numeric columns: those aggregate filters compare."""
+    return [f for f in entity.fields if f.type.kind is ValueKind.SCALAR and f.type.name in _NUMERIC]
+
+
 def filterable_computed(computed: ComputedField) -> bool:
     return computed.returns.kind is ReturnKind.SCALAR and not any(a.required for a in computed.arguments)
 

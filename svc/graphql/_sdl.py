@@ -32,7 +32,7 @@ from svc.model import (
     ValueType,
 )
 
-from ._fields import filterable_computed, order_values
+from ._fields import AGGREGATES, filterable_computed, numeric_fields, order_values
 from ._filters import LIST, Operand, Operator, enum_operators, range_operators, scalar_operators
 
 _SCALAR_DESCRIPTIONS = {
@@ -338,6 +338,7 @@ class _Writer:
             entity = self.model.entity_named(type_name)
             assert entity is not None
             names = entity.names
+            numeric = numeric_fields(entity)
             self.out.describe(f"Conditions on the `{type_name}` rows a relation lists.")
             self.out.add(f"input {names.to_many_filter} {{")
             self.out.describe("Some related row matches.", "  ")
@@ -347,8 +348,19 @@ class _Writer:
             self.out.describe("No related row matches.", "  ")
             self.out.add(f"  none: {names.filter}")
             self.out.describe("The number of related rows.", "  ")
-            self.out.add("  count: IntFilter\n}\n")
+            self.out.add("  count: IntFilter")
+            if numeric:
+                for aggregate in AGGREGATES:
+                    self.out.describe(f"The {aggregate} of a numeric column over the related rows.", "  ")
+                    self.out.add(f"  {aggregate}: {names.aggregate_filter}")
+            self.out.add("}\n")
             self.out.filters.add("IntFilter")
+            if numeric:
+                self.out.describe(f"Conditions on an aggregate of `{type_name}` columns (compared as Float).")
+                self.out.add(f"input {names.aggregate_filter} {{")
+                self.out.lines += [f"  {field.name}: FloatFilter" for field in numeric]
+                self.out.add("}\n")
+                self.out.filters.add("FloatFilter")
 
     def _error_codes(self, entity: Entity) -> None:
         if not entity.error_codes or not entity.mutation_fields():

@@ -276,6 +276,7 @@ class TypeNames:
     condition: str
     filter: str
     to_many_filter: str
+    aggregate_filter: str
     group_by: str
     having: str
     key_input: str
@@ -316,6 +317,7 @@ class TypeNames:
             condition=f"{type_name}Condition",
             filter=f"{type_name}Filter",
             to_many_filter=f"{type_name}ToManyFilter",
+            aggregate_filter=f"{type_name}AggregateFilter",
             group_by=f"{type_name}GroupBy",
             having=f"{type_name}HavingInput",
             key_input=f"{type_name}KeyInput",

@@ -98,6 +98,16 @@ class RelatedCount:
 
 
 @attrs.frozen
+class RelatedAggregate:
+    """An aggregate (`sum`, `avg`, `min`, `max`) of a column over the rows a to-many link reaches, as float8."""
+
+    table: Table
+    link: "Link | JunctionLink"
+    function: str
+    column: str
+
+
+@attrs.frozen
 class Cast:
     """An expression read as another type (`json` compared as `jsonb`)."""
 
@@ -105,7 +115,7 @@ class Cast:
     sql_type: str
 
 
-Expression = ColumnRef | ComputedRef | RelatedColumn | RelatedCount | Cast
+Expression = ColumnRef | ComputedRef | RelatedColumn | RelatedCount | RelatedAggregate | Cast
 
 
 # --- filters -----------------------------------------------------------------------------------------------------

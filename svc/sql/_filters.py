@@ -29,6 +29,7 @@ from svc.plan import (
     Param,
     Quantifier,
     Related,
+    RelatedAggregate,
     RelatedColumn,
     RelatedCount,
     Table,
@@ -93,6 +94,10 @@ _TEMPLATES: Mapping[Operator, str] = {
 }
 
 
+#: Aggregates of related rows a filter may compare (their names in SQL).
+_AGGREGATES = {"sum": "sum", "avg": "avg", "min": "min", "max": "max"}
+
+
 def param(value: Param) -> sql.Composable:
     """`%(p3)s::integer`: named, so a parameter used twice (a filter and its count) binds once."""
     return sql.SQL("{}::{}").format(sql.Placeholder(f"p{value.index}"), sql.SQL(value.sql_type))
@@ -135,9 +140,13 @@ class Expressions:
                 other,
                 link_condition(expression.link, row, other),
             )
-        assert isinstance(expression, RelatedCount)
         other = sql.Identifier(self.alias())
         source, condition = self.related_source(expression.table, expression.link, row, other)
+        if isinstance(expression, RelatedAggregate):
+            function = sql.SQL(_AGGREGATES[expression.function])
+            value = sql.SQL("{}.{}").format(other, sql.Identifier(expression.column))
+            return sql.SQL("(select {}({})::float8 from {} where {})").format(function, value, source, condition)
+        assert isinstance(expression, RelatedCount)
         return sql.SQL("(select count(*) from {} where {})").format(source, condition)
 
     def related_source(

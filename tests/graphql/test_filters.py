@@ -155,6 +155,12 @@ async def test_to_many_relation_filters(gql):
     assert await authors({"books": {"count": {"equalTo": 2}}}) == [1, 2, 3]
     assert await authors({"books": {"count": {"lessThan": 2}, "some": {}}}) == [4]
     assert await authors({"authorsByMentorId": {"some": {"name": {"equalTo": "Octavia"}}}}) == [1]
+    # aggregate members compare as Float: Ursula 509 pages, Octavia 264 (NULL ignored), Ted 633, Anonymous 100
+    assert await authors({"books": {"sum": {"pages": {"greaterThan": 500}}}}) == [1, 3]
+    assert await authors({"books": {"avg": {"price": {"lessThan": 12}}}}) == [1, 4]
+    assert await authors(
+        {"books": {"max": {"rating": {"greaterThanOrEqualTo": 4.6}}, "min": {"pages": {"lessThan": 250}}}}
+    ) == [1]
 
 
 async def test_many_to_many_filters_go_through_the_junction(gql):
