@@ -7,6 +7,7 @@ connections become `DATABASE_UNAVAILABLE`. SPEC "Telemetry": statements carry a 
 operation or resource (never a trace id), when `database.sql_comments` is on.
 """
 
+import functools
 import logging
 import random
 import re
@@ -120,8 +121,7 @@ class Executor:
         """
         if session is not None and (session.role or session.settings):
             return await self.run(lambda tx: tx.fetch_raw(statement, params), tags=tags, session=session, readonly=True)
-        comment = sql_comment(tags) if self._sql_comments and tags else None
-        text = _tagged(statement, comment)
+        text = statement + _comment_text(tuple(sorted(tags.items()))) if self._sql_comments and tags else statement
 
         async def once() -> tuple[bytes | None, ...]:
             async with self.pool.connection() as conn:
@@ -182,6 +182,12 @@ class Executor:
                 await _rollback(conn)
                 raise
             return result
+
+
+@functools.lru_cache(maxsize=1024)
+def _comment_text(tags: tuple[tuple[str, str], ...]) -> str:
+    """The comment of a read's tags, as text (operations repeat: written once each)."""
+    return sql_comment(dict(tags)).as_string(None)
 
 
 def _tagged(statement: str, comment: sql.Composable | None) -> str:
