@@ -81,7 +81,8 @@ class _Compiler:
         if root.read is not None:
             return sql.SQL("select {}").format(self.read(root.read, None))
         if root.call is not None:
-            return sql.SQL("select {}").format(self._computed(root.call, None))
+            # Every root answers JSON: a scalar (text, numbers as text) becomes a JSON value.
+            return sql.SQL("select to_json({})").format(self._computed(root.call, None))
         if root.constant is None:
             return sql.SQL("null::json")
         return sql.SQL("to_json({}::text)").format(sql.Literal(root.constant))
