@@ -29,6 +29,7 @@ from svc.plan import (
     CountMode,
     FunctionCall,
     GlobalIdOutput,
+    JsonRows,
     JunctionLink,
     Link,
     NestedOutput,
@@ -144,8 +145,13 @@ class _Compiler:
         self, read: Read, table: sql.Identifier, parent: RowSide | None
     ) -> tuple[sql.Composable, list[sql.Composable]]:
         """`FROM` items and the conditions (link and filter) of the rows a read selects, before paging."""
-        if isinstance(read.source, FunctionCall):
-            source: sql.Composable = sql.SQL("{} {}").format(self._function(read.source, parent, outer=True), table)
+        if isinstance(read.source, JsonRows):
+            source: sql.Composable = sql.SQL("json_populate_recordset(null::{}, {}) {}").format(
+                qualified(read.source.table), param(read.source.rows), table
+            )
+            conditions = []
+        elif isinstance(read.source, FunctionCall):
+            source = sql.SQL("{} {}").format(self._function(read.source, parent, outer=True), table)
             conditions = []
             if read.link is not None and parent is not None:
                 conditions.append(link_condition(read.link, parent, table))  # type: ignore[arg-type]
