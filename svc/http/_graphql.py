@@ -31,7 +31,7 @@ class GraphqlRoutes:
         graphql = self._config.graphql
         routes = []
         if graphql.enabled:
-            routes.append(Route("/graphql", frozenset({"GET", "POST"}), self.graphql))
+            routes.append(Route("/graphql", frozenset({"GET", "POST"}), self.graphql, api=True))
         if graphql.sdl:
             routes.append(Route(graphql.sdl_path, frozenset({"GET"}), self.sdl))
         return routes

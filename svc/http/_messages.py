@@ -28,6 +28,8 @@ class Request:
     receive: Receive
     #: Server-Timing entries a handler adds: (name, milliseconds).
     timings: list[tuple[str, float]] = attrs.field(factory=list)
+    #: The verified token's claims on an API route (None: anonymous, or a route that takes no token).
+    claims: Mapping[str, Any] | None = None
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name.lower())

@@ -22,6 +22,9 @@ class Route:
     ui: bool = False
     #: Served before a snapshot exists (probes): the handler does not need one.
     needs_snapshot: bool = True
+    #: An API route (/graphql, /rest...): requests are authenticated and rate-limited (SPEC "Authentication",
+    #: "Limits"); probes, metrics, SDL, OpenAPI and UIs are not.
+    api: bool = False
 
     def allowed(self) -> list[str]:
         methods = set(self.methods) | {"OPTIONS"}
