@@ -10,6 +10,7 @@ from ._model import (
     DEFAULT_CORS_HEADERS,
     DEFAULT_CORS_METHODS,
     MODE_DEFAULTS,
+    AuthConfig,
     ColumnConfig,
     Config,
     CorsConfig,
@@ -27,6 +28,7 @@ from ._schema import config_json_schema
 from ._types import Duration
 
 __all__ = [
+    "AuthConfig",
     "DEFAULT_CORS_HEADERS",
     "DEFAULT_CORS_METHODS",
     "MODES",

@@ -24,7 +24,15 @@ import dotenv
 import yaml
 from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, IterableValidationError
 
-from ._model import MODE_DEFAULTS, SECRET_KEYS, SECRET_VARIABLES, Config, declared_keys
+from ._model import (
+    JWT_ALGORITHMS,
+    MODE_DEFAULTS,
+    SECRET_KEYS,
+    SECRET_VARIABLES,
+    AuthConfig,
+    Config,
+    declared_keys,
+)
 from ._types import VALUE_TYPES, make_converter, optional_inner
 
 MODES = ("dev", "prod")
@@ -345,6 +353,7 @@ def _check_values(config: Config) -> list[str]:
             ipaddress.ip_network(network, strict=False)
         except ValueError:
             problems.append(f"limits.rate_limit.trusted_proxies.{i}: not a network: {network!r}")
+    problems += _check_auth(config.auth)
     persisted = config.graphql.persisted_queries
     if persisted.allow_list and not persisted.manifest:
         problems.append("graphql.persisted_queries.allow_list: needs graphql.persisted_queries.manifest")
@@ -352,6 +361,32 @@ def _check_values(config: Config) -> list[str]:
         problems.append("telemetry.traces.sample_ratio: must be between 0 and 1")
     if not config.reload.channel:
         problems.append("reload.channel: must not be empty")
+    return problems
+
+
+#: Custom session settings need a prefix ("app.user_id"); the SQL names are case-insensitive.
+_SETTING_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*)+$")
+
+
+def _check_auth(auth: AuthConfig) -> list[str]:
+    """SPEC "Authentication": `none` is never accepted, and no claim can replace the claims setting or another
+    mapped setting (each setting is written by exactly one entry)."""
+    problems = [
+        f"auth.algorithms.{i}: {name!r} is not accepted"
+        for i, name in enumerate(auth.algorithms)
+        if name not in JWT_ALGORITHMS
+    ]
+    written: dict[str, str] = {}
+    if auth.claims_setting is not None:
+        written[auth.claims_setting.lower()] = "auth.claims_setting"
+    for claim, name in auth.claims.items():
+        if not _SETTING_NAME.match(name):
+            problems.append(f"auth.claims.{claim}: {name!r} is not a custom setting name (prefix.name)")
+        elif name.lower() in written:
+            problems.append(f"auth.claims.{claim}: {name} is already written by {written[name.lower()]}")
+        written.setdefault(name.lower(), f"auth.claims.{claim}")
+    if auth.claims_setting is not None and not _SETTING_NAME.match(auth.claims_setting):
+        problems.append(f"auth.claims_setting: {auth.claims_setting!r} is not a custom setting name (prefix.name)")
     return problems
 
 

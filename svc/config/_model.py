@@ -217,6 +217,8 @@ class SubscriptionsConfig:
 DEFAULT_JWT_ALGORITHMS = (
     "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA", "HS256", "HS384", "HS512",
 )  # fmt: skip
+#: Every algorithm a token may be signed with; `auth.algorithms` narrows it (`none` is never among them).
+JWT_ALGORITHMS = frozenset(DEFAULT_JWT_ALGORITHMS)
 
 
 @attrs.frozen
@@ -234,6 +236,9 @@ class AuthConfig:
     )
     audience: tuple[str, ...] = setting((), doc="Accepted `aud` values; empty skips the check.")
     jwks_url: str | None = setting(None, doc="JWKS address when the issuer has no discovery document.")
+    jwks_refresh_floor: Duration = setting(
+        Duration.parse("30s"), doc="Least time between two JWKS fetches caused by tokens with an unknown `kid`."
+    )
     algorithms: tuple[str, ...] = setting(
         DEFAULT_JWT_ALGORITHMS, doc="Accepted signature algorithms (`none` is never accepted)."
     )

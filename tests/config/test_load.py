@@ -383,6 +383,22 @@ def test_cross_key_checks(tmp_path):
     ]
 
 
+def test_auth_checks_no_claim_can_replace_a_setting(tmp_path):
+    """SPEC "Authentication": `none` is never accepted, and each session setting is written by one entry only."""
+    text = """
+        auth:
+          algorithms: [RS256, none, HS1]
+          claims: {sub: app.user_id, email: app.user_id, role: role, tenant: request.jwt.claims}
+    """
+    assert problems(tmp_path, text) == [
+        "auth.algorithms.1: 'none' is not accepted",
+        "auth.algorithms.2: 'HS1' is not accepted",
+        "auth.claims.email: app.user_id is already written by auth.claims.sub",
+        "auth.claims.role: 'role' is not a custom setting name (prefix.name)",
+        "auth.claims.tenant: request.jwt.claims is already written by auth.claims_setting",
+    ]
+
+
 def test_changes_that_take_effect_and_those_that_need_a_restart(tmp_path):
     running = load(tmp_path, "database: {schemas: [app, extra]}\n", mode="dev").config
     changed = load(
