@@ -22,6 +22,7 @@ import hypercorn.trio
 import trio
 
 from svc.actors import Fatal, Reloader, SchemaWatcher, export_snapshot, supervise
+from svc.auth import Authenticator
 from svc.config import Config, ConfigError, LoadedConfig, load_config
 from svc.db import ConnectionSettings, Executor, open_pool
 from svc.http import App, GraphqlRoutes, Probes, Route
@@ -73,7 +74,8 @@ async def serve(
         pipeline = Pipeline(executor)
         probes = Probes(pool=pool, holder=holder, version=VERSION, started=started, counter=executor.counter)
         service_routes = [*probes.routes(), *GraphqlRoutes(config, pipeline).routes()]
-        app = App(config, holder, [*service_routes, *routes])
+        authenticator = Authenticator(config.auth, loaded.secrets.jwt_secret)
+        app = App(config, holder, [*service_routes, *routes], authenticator=authenticator)
         shutdown = trio.Event()
         async with trio.open_nursery() as nursery:
             await nursery.start(_handle_signals, shutdown, reloader, nursery.cancel_scope)

@@ -31,7 +31,7 @@ from graphql import (
 from graphql.execution.values import VariableValues, get_variable_values
 
 from svc.config import ErrorsConfig
-from svc.db import Transaction
+from svc.db import Session, Transaction
 from svc.errors import Code, SvcError
 from svc.pipeline import MutationFailed, Mutations, Pipeline, StatementCache, application_error
 from svc.plan import ReadPlan
@@ -59,6 +59,8 @@ class GraphqlRequest:
     extensions: Mapping[str, Any] | None = None
     on_error: str | None = None
     method: str = "POST"
+    #: The database role and session settings of the request (SPEC "Authentication"); None: the connecting role.
+    session: Session | None = None
 
 
 @attrs.frozen
@@ -134,7 +136,7 @@ class GraphqlEndpoint:
             return answer.failed(error)
         tags = {"api": "graphql", "operation": operation.name.value if operation.name else "anonymous"}
         on_error = _on_error(request)
-        texts = await self._read(planned, pipeline, tags, answer, on_error)
+        texts = await self._read(planned, pipeline, tags, answer, on_error=on_error, session=request.session)
         if texts is None:
             return answer.response(None)
         introspected = self._introspection(document, operation, request, planned, answer)
@@ -161,7 +163,7 @@ class GraphqlEndpoint:
             return answer.failed(error)
         tags = {"api": "graphql", "operation": operation.name.value if operation.name else "anonymous"}
         try:
-            payloads = await self.mutations.run(pipeline.executor, plan, tags=tags)
+            payloads = await self.mutations.run(pipeline.executor, plan, tags=tags, session=request.session)
         except MutationFailed as failed:
             answer.add(answer.database_error(failed.error), [failed.key])
             nulls = b",".join(json.dumps(step.key).encode() + b":null" for step in plan.steps)
@@ -206,7 +208,9 @@ class GraphqlEndpoint:
         pipeline: Pipeline,
         tags: Mapping[str, str],
         answer: "_Answer",
+        *,
         on_error: str,
+        session: Session | None,
     ) -> dict[str, bytes | None] | None:
         """Every SQL root field's JSON text by key; None when the request failed as a whole (errors recorded)."""
         roots = planned.plan.roots
@@ -214,7 +218,7 @@ class GraphqlEndpoint:
             return {}
         params = planned.params.named()
         try:
-            texts = await pipeline.read(self.statements, planned.plan, params, tags=tags)
+            texts = await pipeline.read(self.statements, planned.plan, params, tags=tags, session=session)
             return dict(zip((r.key for r in roots), texts, strict=True))
         except (SvcError, psycopg.Error) as exc:
             error = answer.database_error(exc)
@@ -223,7 +227,7 @@ class GraphqlEndpoint:
                 if len(roots) == 1 and on_error != "HALT" and roots[0].nullable and error.code not in _WHOLE_REQUEST:
                     return {roots[0].key: None}
                 return None
-        return await self._read_each(planned, pipeline, tags, answer, on_error)
+        return await self._read_each(planned, pipeline, tags, answer, on_error=on_error, session=session)
 
     async def _read_each(
         self,
@@ -231,7 +235,9 @@ class GraphqlEndpoint:
         pipeline: Pipeline,
         tags: Mapping[str, str],
         answer: "_Answer",
+        *,
         on_error: str,
+        session: Session | None,
     ) -> dict[str, bytes | None] | None:
         """SPEC "Partial results": each root field alone, all in one repeatable-read, read-only transaction."""
         params = planned.params.named()
@@ -252,7 +258,9 @@ class GraphqlEndpoint:
             return results
 
         try:
-            results = await pipeline.executor.run(each, tags=tags, readonly=True, isolation="repeatable read")
+            results = await pipeline.executor.run(
+                each, tags=tags, session=session, readonly=True, isolation="repeatable read"
+            )
         except (SvcError, psycopg.Error) as exc:
             answer.add(answer.database_error(exc))
             return None

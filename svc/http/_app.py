@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
+from svc.auth import Authenticator, Unauthenticated
 from svc.config import Config
 from svc.errors import Code, SvcError
 from svc.snapshot import SnapshotHolder
@@ -37,8 +38,11 @@ _REQUEST_ID = re.compile(r"^[\x21-\x7e]{1,200}$")
 class App:
     """The ASGI callable hypercorn serves."""
 
-    def __init__(self, config: Config, holder: SnapshotHolder, routes: Iterable[Route]) -> None:
+    def __init__(
+        self, config: Config, holder: SnapshotHolder, routes: Iterable[Route], *, authenticator: Authenticator
+    ) -> None:
         self._router = Router(routes)
+        self._authenticator = authenticator
         self._holder = holder
         self._dev = config.mode == "dev"
         self._full_detail = config.errors.detail == "full"
@@ -95,9 +99,15 @@ class App:
                 return problem(error, request, headers=(("Allow", ", ".join(route.allowed())),))
             if route.needs_snapshot and request.snapshot is None:
                 raise SvcError(Code.DATABASE_UNAVAILABLE, "the schema has not been read from the database yet")
+            if route.api:
+                request.principal = await self._authenticator.authenticate(request.header("authorization"))
             return await route.handler(request)
+        except Unauthenticated as error:
+            return (route.render_error if route else problem)(
+                error, request, headers=(("WWW-Authenticate", error.challenge),)
+            )
         except SvcError as error:
-            return problem(error, request)
+            return (route.render_error if route else problem)(error, request)
         except Exception as exc:
             log.error("unhandled error in %s %s", request.method, request.path, exc_info=exc)
             return internal_error(request, exc, full_detail=self._full_detail)

@@ -10,6 +10,7 @@ from typing import Any
 
 import attrs
 
+from svc.auth import Principal
 from svc.errors import Code, SvcError
 from svc.snapshot import Snapshot
 
@@ -28,8 +29,13 @@ class Request:
     receive: Receive
     #: Server-Timing entries a handler adds: (name, milliseconds).
     timings: list[tuple[str, float]] = attrs.field(factory=list)
-    #: The verified token's claims on an API route (None: anonymous, or a route that takes no token).
-    claims: Mapping[str, Any] | None = None
+    #: Who sent an API route's request (None on routes that take no token).
+    principal: Principal | None = None
+
+    @property
+    def claims(self) -> Mapping[str, Any] | None:
+        """The verified token's claims (None: anonymous, or a route that takes no token)."""
+        return self.principal.claims if self.principal is not None else None
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name.lower())

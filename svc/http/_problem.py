@@ -26,6 +26,15 @@ def problem(error: SvcError, request: Request, *, headers: tuple[tuple[str, str]
     return Response(response.status, response.body, PROBLEM_JSON, response.headers)
 
 
+def graphql_error(error: SvcError, request: Request, *, headers: tuple[tuple[str, str], ...] = ()) -> Response:
+    """A request refused before GraphQL runs (authentication, rate limits): a GraphQL response with `data` absent
+    (GraphQL over HTTP) and the error's status."""
+    extensions = {"code": error.code_name, "requestId": request.request_id, **error.extensions}
+    return Response.json(
+        {"errors": [{"message": error.message, "extensions": extensions}]}, error.status, headers=headers
+    )
+
+
 def internal_error(request: Request, exc: BaseException, *, full_detail: bool) -> Response:
     """SPEC "Masking": masked answers say only that it failed and under which request id it was logged."""
     detail = (

@@ -9,8 +9,10 @@ from collections.abc import Awaitable, Callable, Iterable
 import attrs
 
 from ._messages import Request, Response
+from ._problem import problem
 
 Handler = Callable[[Request], Awaitable[Response]]
+ErrorRenderer = Callable[..., Response]  # (error, request, *, headers) -> the error's response
 
 
 @attrs.frozen
@@ -25,6 +27,8 @@ class Route:
     #: An API route (/graphql, /rest...): requests are authenticated and rate-limited (SPEC "Authentication",
     #: "Limits"); probes, metrics, SDL, OpenAPI and UIs are not.
     api: bool = False
+    #: How typed errors the app raises for this route are answered: problem documents, or GraphQL responses.
+    render_error: ErrorRenderer = problem
 
     def allowed(self) -> list[str]:
         methods = set(self.methods) | {"OPTIONS"}
