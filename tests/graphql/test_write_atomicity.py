@@ -29,7 +29,7 @@ TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=12)
 # Fields that write (or may fail on their own values); `{v}` is the field's String variable.
 WRITES = [
     "createTag(input: {{label: ${v}}}) {{ tag {{ rowId }} }}",
-    "createCustomer(input: {{email: ${v}, name: ${v}, orders: {{create: [{{number: ${v}}}, {{number: \"N-2\"}}]}},"
+    'createCustomer(input: {{email: ${v}, name: ${v}, orders: {{create: [{{number: ${v}}}, {{number: "N-2"}}]}},'
     " addressesByCustomerId: {{create: [{{city: ${v}}}]}}}}) {{ customer {{ rowId orders {{ totalCount }} }} }}",
     "updateCustomer(rowId: 2, set: {{nickname: ${v}, addressesByCustomerId: {{create: [{{city: ${v}}}]}}}})"
     " {{ customer {{ nickname }} previousCustomer {{ nickname }} }}",

@@ -36,7 +36,12 @@ class Gql:
 
 @asynccontextmanager
 async def graphql_service(
-    directory: Path, database_url: str, settings: Mapping[str, Any] | None = None, *, mode: str = "prod"
+    directory: Path,
+    database_url: str,
+    settings: Mapping[str, Any] | None = None,
+    *,
+    mode: str = "prod",
+    environ: Mapping[str, str] | None = None,
 ) -> AsyncIterator[Gql]:
-    async with running_service(directory, database_url, settings, mode=mode) as service:
+    async with running_service(directory, database_url, settings, mode=mode, environ=environ) as service:
         yield Gql(service.client)

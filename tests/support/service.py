@@ -31,13 +31,19 @@ def merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def configure(
-    directory: Path, settings: Mapping[str, Any] | None = None, *, mode: str = "prod", database_url: str = ""
+    directory: Path,
+    settings: Mapping[str, Any] | None = None,
+    *,
+    mode: str = "prod",
+    database_url: str = "",
+    environ: Mapping[str, str] | None = None,
 ) -> LoadedConfig:
-    """Write `settings` (over loopback defaults) as `svc.yaml` in `directory` and load it for `mode`."""
+    """Write `settings` (over loopback defaults) as `svc.yaml` in `directory` and load it for `mode`, with
+    `environ` as the environment (secrets such as AUTH_JWT_SECRET)."""
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "svc.yaml").write_text(yaml.safe_dump(merge(LOOPBACK, settings or {})))
-    environ = {"DATABASE_URL": database_url} if database_url else {}
-    return load_config(mode=mode, environ=environ, cwd=directory)
+    variables = {**(environ or {}), **({"DATABASE_URL": database_url} if database_url else {})}
+    return load_config(mode=mode, environ=variables, cwd=directory)
 
 
 @attrs.frozen
@@ -55,8 +61,9 @@ async def running_service(
     *,
     mode: str = "prod",
     routes: Sequence[Route] = (),
+    environ: Mapping[str, str] | None = None,
 ) -> AsyncIterator[Service]:
-    loaded = configure(directory, settings, mode=mode, database_url=database_url)
+    loaded = configure(directory, settings, mode=mode, database_url=database_url, environ=environ)
     async with trio.open_nursery() as nursery:
         binds = await nursery.start(partial(serve, loaded, routes=routes))
         async with httpx.AsyncClient(base_url=binds[0], timeout=10) as client:
