@@ -5,7 +5,6 @@ POST takes a JSON body `{query, operationName, variables, extensions, onError}` 
 queries: a mutation over GET is 405. The SDL (`graphql.sdl_path`) is served as text when `graphql.sdl` is on.
 """
 
-import json
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl
@@ -16,7 +15,7 @@ from svc.errors import Code, SvcError
 from svc.graphql import GraphqlRequest
 from svc.pipeline import Pipeline
 
-from ._messages import Request, Response
+from ._messages import Request, Response, parse_json
 from ._problem import graphql_error
 from ._routing import Route
 
@@ -67,11 +66,7 @@ class GraphqlRoutes:
         media = (request.header("content-type") or "").split(";")[0].strip().lower()
         if media not in _JSON_TYPES:
             raise SvcError(Code.UNSUPPORTED_MEDIA_TYPE, "send the GraphQL request as application/json")
-        body = await request.body(self._config.limits.request_body_bytes)
-        try:
-            members = json.loads(body)
-        except (ValueError, UnicodeDecodeError):
-            raise SvcError(Code.BAD_USER_INPUT, "the request body is not valid JSON") from None
+        members = parse_json(await request.body(self._config.limits.request_body_bytes))
         if not isinstance(members, dict):
             raise SvcError(Code.BAD_USER_INPUT, "the request body must be a JSON object")
         return members
@@ -99,10 +94,7 @@ def _session(request: Request) -> Session | None:
 def _json_parameter(name: str, value: str) -> Any:
     if value == "":
         return None
-    try:
-        return json.loads(value)
-    except ValueError:
-        raise SvcError(Code.BAD_USER_INPUT, f"the URL parameter {name} is not valid JSON") from None
+    return parse_json(value.encode(), f"the URL parameter {name}")
 
 
 def _string(value: Any, name: str) -> str | None:
