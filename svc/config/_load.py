@@ -329,6 +329,21 @@ def _describe(exc: BaseException, path: str) -> list[str]:
     return [f"{path}: {cattrs.v.format_exception(exc, None)}"]
 
 
+def _check_rate_limit(config: Config) -> list[str]:
+    """SPEC "Limits" -> rate limits: a bucket holds at least one request and refills by at least one a minute."""
+    rate_limit = config.limits.rate_limit
+    problems = []
+    for kind in ("anonymous", "authenticated"):
+        rate = getattr(rate_limit, kind)
+        for key in ("requests_per_minute", "burst"):
+            value = getattr(rate, key)
+            if value is not None and value < 1:
+                problems.append(f"limits.rate_limit.{kind}.{key}: must be at least 1 (or off)")
+    if rate_limit.max_clients < 1:
+        problems.append("limits.rate_limit.max_clients: must be at least 1")
+    return problems
+
+
 def _check_values(config: Config) -> list[str]:
     """Checks across keys that types alone cannot express."""
     problems = []
@@ -348,6 +363,7 @@ def _check_values(config: Config) -> list[str]:
         problems.append("limits.page_size.default: larger than limits.page_size.max")
     if config.search.default_limit > config.search.max_limit:
         problems.append("search.default_limit: larger than search.max_limit")
+    problems += _check_rate_limit(config)
     for i, network in enumerate(config.limits.rate_limit.trusted_proxies):
         try:
             ipaddress.ip_network(network, strict=False)

@@ -399,6 +399,21 @@ def test_auth_checks_no_claim_can_replace_a_setting(tmp_path):
     ]
 
 
+def test_rate_limit_values(tmp_path):
+    text = """
+        limits:
+          rate_limit:
+            anonymous: {requests_per_minute: 0, burst: off}
+            authenticated: {requests_per_minute: off, burst: -1}
+            max_clients: 0
+    """
+    assert problems(tmp_path, text) == [
+        "limits.rate_limit.anonymous.requests_per_minute: must be at least 1 (or off)",
+        "limits.rate_limit.authenticated.burst: must be at least 1 (or off)",
+        "limits.rate_limit.max_clients: must be at least 1",
+    ]
+
+
 def test_changes_that_take_effect_and_those_that_need_a_restart(tmp_path):
     running = load(tmp_path, "database: {schemas: [app, extra]}\n", mode="dev").config
     changed = load(
