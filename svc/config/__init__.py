@@ -21,6 +21,8 @@ from ._model import (
     FunctionConfig,
     HeadersConfig,
     LimitsConfig,
+    RateConfig,
+    RateLimitConfig,
     ReloadConfig,
     TypeConfig,
 )
@@ -46,6 +48,8 @@ __all__ = [
     "HeadersConfig",
     "LimitsConfig",
     "LoadedConfig",
+    "RateConfig",
+    "RateLimitConfig",
     "ReloadConfig",
     "Secrets",
     "TypeConfig",
