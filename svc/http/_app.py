@@ -24,6 +24,7 @@ from svc.telemetry import request_id_var
 from ._cors import CorsPolicy
 from ._messages import Receive, Request, Response
 from ._problem import internal_error, problem
+from ._ratelimit import RateLimiter
 from ._routing import Route, Router
 from ._security import SecurityHeaders
 
@@ -48,6 +49,9 @@ class App:
         self._full_detail = config.errors.detail == "full"
         self._cors = CorsPolicy(config.server.cors)
         self._security = SecurityHeaders(config.headers)
+        rate_limit = config.limits.rate_limit
+        #: The buckets of API routes (None when `limits.rate_limit.enabled` is off); the server runs their sweeper.
+        self.rate_limiter = RateLimiter(rate_limit) if rate_limit.enabled else None
 
     async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -101,8 +105,13 @@ class App:
                 raise SvcError(Code.DATABASE_UNAVAILABLE, "the schema has not been read from the database yet")
             if route.api:
                 request.principal = await self._authenticator.authenticate(request.header("authorization"))
+                if (refusal := self._limit(request, route)) is not None:
+                    return refusal
             return await route.handler(request)
         except Unauthenticated as error:
+            # A refused token counts too, by address (SPEC "Authentication": all but a verified token).
+            if route is not None and route.api and (refusal := self._limit(request, route)) is not None:
+                return refusal
             return (route.render_error if route else problem)(
                 error, request, headers=(("WWW-Authenticate", error.challenge),)
             )
@@ -111,6 +120,26 @@ class App:
         except Exception as exc:
             log.error("unhandled error in %s %s", request.method, request.path, exc_info=exc)
             return internal_error(request, exc, full_detail=self._full_detail)
+
+    def _limit(self, request: Request, route: Route) -> Response | None:
+        """Count an API request against its client's bucket, before the handler reads the body (SPEC "Limits").
+
+        Runs once the token is verified (the client is known by its claims) or refused (counted by address), and
+        records the `RateLimit-*` headers every answer to the request carries. A refusal is 429 `RATE_LIMITED` with
+        `Retry-After` and `retryAfter`, answered the route's way (a GraphQL response on /graphql, a problem
+        elsewhere); it uses nothing up.
+        """
+        decision = self.rate_limiter.check(request) if self.rate_limiter is not None else None
+        if decision is None:
+            return None
+        request.response_headers.extend(decision.headers())
+        if decision.allowed:
+            return None
+        seconds = decision.retry_after_seconds
+        error = SvcError(
+            Code.RATE_LIMITED, f"too many requests; retry in {seconds} s", extensions={"retryAfter": seconds}
+        )
+        return route.render_error(error, request)
 
     async def _send(
         self,
@@ -128,6 +157,7 @@ class App:
         if response.status not in (204, 304):
             headers.append(("Content-Length", str(len(response.body))))
         headers += response.headers
+        headers += request.response_headers
         headers += self._security.ui if route is not None and route.ui else self._security.api
         headers += cors
         if self._dev:
