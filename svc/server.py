@@ -21,7 +21,7 @@ import hypercorn.config
 import hypercorn.trio
 import trio
 
-from svc.actors import Fatal, Reloader, SchemaWatcher, export_snapshot, supervise
+from svc.actors import BucketSweeper, Fatal, Reloader, SchemaWatcher, export_snapshot, supervise
 from svc.auth import Authenticator
 from svc.config import Config, ConfigError, LoadedConfig, load_config
 from svc.db import ConnectionSettings, Executor, open_pool
@@ -89,6 +89,8 @@ async def serve(
                     connect_timeout=config.database.connect_timeout.seconds,
                 )
                 await nursery.start(supervise, "schema watcher", watcher.run)
+            if app.rate_limiter is not None:
+                await nursery.start(supervise, "rate limiter", BucketSweeper(app.rate_limiter.sweep).run)
             binds = await nursery.start(_serve_http, app, _hypercorn_config(config), shutdown, nursery.cancel_scope)
             log.info("svc %s serving %s in %s mode on %s", VERSION, ", ".join(config.database.schemas),
                      config.mode, ", ".join(binds))  # fmt: skip

@@ -2,6 +2,7 @@
 
 from ._reloader import Reloader
 from ._supervisor import Fatal, backoff, supervise
+from ._sweeper import BucketSweeper
 from ._watcher import SchemaWatcher, export_snapshot
 
-__all__ = ["Fatal", "Reloader", "SchemaWatcher", "backoff", "export_snapshot", "supervise"]
+__all__ = ["BucketSweeper", "Fatal", "Reloader", "SchemaWatcher", "backoff", "export_snapshot", "supervise"]
