@@ -2,15 +2,18 @@
 concurrent burst admits exactly `burst` requests, every answer carries `RateLimit-*`, refusals are 429 with
 `Retry-After` and `RATE_LIMITED` (a GraphQL error with `retryAfter` on /graphql, a problem elsewhere) and use
 nothing up, requests are counted before their body is read, GraphQL and other API routes share a client's bucket,
-X-Forwarded-For is read only from trusted proxies, `max_clients` evicts the least recently used client, and probes
-and the SDL are never limited.
+authenticated clients are counted by `key_claim` at their own rate and a refused token by address, X-Forwarded-For
+is read only from trusted proxies, `max_clients` evicts the least recently used client, and probes and the SDL are
+never limited.
 
 The rate is one request a minute, so no bucket refills while a test runs; the test clock (trio's MockClock running
 at real speed) is moved on by exactly one interval where a test needs a refill."""
 
+import time
 from typing import Any
 
 import httpx
+import jwt
 import pytest
 import trio
 
@@ -19,6 +22,8 @@ from tests.support.service import running_service
 
 BURST = 5
 QUERY = {"query": "{ __typename }"}
+SECRET = "a-shared-secret-of-at-least-32-bytes!"
+ENVIRON = {"AUTH_JWT_SECRET": SECRET}
 
 
 async def echo(request: Request) -> Response:
@@ -36,6 +41,7 @@ def rate_limit(**settings: Any) -> dict[str, Any]:
             "rate_limit": {
                 "enabled": True,
                 "anonymous": {"requests_per_minute": 1, "burst": BURST},
+                "authenticated": {"requests_per_minute": 1, "burst": 3},
                 **settings,
             },
         },
@@ -45,8 +51,13 @@ def rate_limit(**settings: Any) -> dict[str, Any]:
 @pytest.fixture
 async def client(tmp_path, database_url, mock_clock):
     mock_clock.rate = 1.0  # real time, moved on by hand
-    async with running_service(tmp_path, database_url, rate_limit(), routes=API_ROUTES) as service:
+    async with running_service(tmp_path, database_url, rate_limit(), routes=API_ROUTES, environ=ENVIRON) as service:
         yield service.client
+
+
+def bearer(claims: dict[str, Any], secret: str = SECRET) -> dict[str, str]:
+    now = int(time.time())
+    return {"Authorization": f"Bearer {jwt.encode({'iat': now, 'exp': now + 300, **claims}, secret, 'HS256')}"}
 
 
 def limits(response: httpx.Response) -> tuple[str | None, ...]:
@@ -164,6 +175,53 @@ async def test_probes_sdl_and_unknown_paths_are_never_limited(client):
         assert (response.status_code, limits(response)) == (404, (None, None, None, None))
         response = await client.options("/graphql")
         assert (response.status_code, limits(response)) == (204, (None, None, None, None))
+
+
+async def test_authenticated_clients_are_counted_by_subject_at_their_own_rate(client):
+    async def post(headers: dict[str, str]) -> httpx.Response:
+        return await client.post("/graphql", json=QUERY, headers=headers)
+
+    alice = [await post(bearer({"sub": "alice"})) for _ in range(4)]
+    assert [(r.status_code, *limits(r)) for r in alice] == [
+        (200, "3", "2", "60", None),
+        (200, "3", "1", "120", None),
+        (200, "3", "0", "180", None),
+        (429, "3", "0", "180", "60"),
+    ]
+    # another subject from the same address, and anonymous requests from it, have buckets of their own
+    assert [(await post(bearer({"sub": "bob"}))).status_code for _ in range(4)] == [200, 200, 200, 429]
+    assert [(await post({})).status_code for _ in range(BURST + 1)] == [200] * BURST + [429]
+    # a token for alice signed anew is still alice
+    assert (await post(bearer({"sub": "alice", "jti": "another"}))).status_code == 429
+
+
+async def test_a_refused_token_is_counted_by_address(client):
+    answers = [await client.post("/graphql", json=QUERY, headers=bearer({"sub": "x"}, "not-the-secret-" * 3))]
+    answers += [await client.post("/graphql", json=QUERY) for _ in range(BURST - 1)]
+    assert [(r.status_code, r.headers["ratelimit-remaining"]) for r in answers] == [
+        (401, "4"),
+        (200, "3"),
+        (200, "2"),
+        (200, "1"),
+        (200, "0"),
+    ]
+    response = await client.post("/graphql", json=QUERY, headers={"Authorization": "Bearer nonsense"})
+    assert (response.status_code, limits(response)) == (429, ("5", "0", "300", "60"))
+    assert response.json()["errors"][0]["extensions"]["code"] == "RATE_LIMITED"
+    # a verified token is not the address's client
+    assert (await client.post("/graphql", json=QUERY, headers=bearer({"sub": "alice"}))).status_code == 200
+
+
+async def test_key_claim_may_be_a_dot_path(tmp_path, database_url):
+    settings = rate_limit(key_claim="org.id")
+    async with running_service(tmp_path, database_url, settings, environ=ENVIRON) as service:
+
+        async def status(claims: dict[str, Any]) -> int:
+            return (await service.client.post("/graphql", json=QUERY, headers=bearer(claims))).status_code
+
+        org = {"org": {"id": "o-1"}}
+        assert [await status({**org, "sub": user}) for user in ("ann", "ben", "cy", "dee")] == [200, 200, 200, 429]
+        assert await status({"org": {"id": "o-2"}, "sub": "ann"}) == 200
 
 
 async def test_forwarded_for_is_ignored_from_an_untrusted_peer(client):
