@@ -129,7 +129,7 @@ async def build_snapshot(executor: Executor, config: Config) -> Snapshot:
         QueryPlanner(graphql.schema, model, config.limits),
         Settings(
             introspection=config.graphql.introspection,
-            full_detail=config.errors.detail == "full",
+            errors=config.errors,
             sql_comments=config.database.sql_comments,
         ),
     )

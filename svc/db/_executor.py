@@ -21,6 +21,8 @@ from psycopg import pq, sql
 from psycopg.abc import Buffer
 from psycopg.adapt import Loader
 
+from svc.errors import Code, SvcError
+
 from ._connection import Connection
 from ._errors import RETRYABLE_SQLSTATES, map_database_error
 from ._pool import Pool
@@ -177,7 +179,7 @@ class Executor:
                 if session is not None and (session.role or session.settings):
                     await _start_session(conn, session)
                 result = await work(Transaction(conn, comment, self.counter))
-                await conn.execute("commit", prepare=False)
+                await _commit(conn)
             except BaseException:
                 await _rollback(conn)
                 raise
@@ -204,6 +206,21 @@ async def _fetch_raw(conn: Connection, statement: str, params: Mapping[str, Any]
     row = await cursor.fetchone()
     assert row is not None
     return tuple(row)
+
+
+async def _commit(conn: Connection) -> None:
+    """SPEC "Retryable": when the connection is lost while committing, whether the work took effect is unknown."""
+    try:
+        await conn.execute("commit", prepare=False)
+    except psycopg.Error as exc:
+        mapped = map_database_error(exc)
+        if mapped is None or mapped.code is not Code.DATABASE_UNAVAILABLE:
+            raise
+        raise SvcError(
+            Code.DATABASE_UNAVAILABLE,
+            "the database connection was lost while committing: whether the write took effect is unknown,"
+            " so a retried write should be idempotent",
+        ) from exc
 
 
 async def _start_session(conn: Connection, session: Session) -> None:

@@ -2,6 +2,7 @@
 
 from ._diff import diff_sdl
 from ._execute import GraphqlEndpoint, GraphqlRequest, GraphqlResponse, Settings
+from ._mutations import MutationPlanner
 from ._planner import QueryPlanner
 from ._schema import GraphqlSchema, SchemaBuildError, build_graphql_schema
 
@@ -10,6 +11,7 @@ __all__ = [
     "GraphqlRequest",
     "GraphqlResponse",
     "GraphqlSchema",
+    "MutationPlanner",
     "QueryPlanner",
     "SchemaBuildError",
     "Settings",

@@ -30,11 +30,13 @@ from graphql import (
 )
 from graphql.execution.values import VariableValues, get_variable_values
 
+from svc.config import ErrorsConfig
 from svc.db import Transaction
 from svc.errors import Code, SvcError
-from svc.pipeline import Pipeline, StatementCache
+from svc.pipeline import MutationFailed, Mutations, Pipeline, StatementCache, application_error
 from svc.plan import ReadPlan
 
+from ._mutations import MutationPlanner
 from ._planner import FieldError, PlannedQuery, QueryPlanner
 
 log = logging.getLogger("svc.graphql")
@@ -70,7 +72,7 @@ class Settings:
     """What a snapshot's configuration says about answering GraphQL."""
 
     introspection: bool
-    full_detail: bool
+    errors: ErrorsConfig
     sql_comments: bool
 
 
@@ -108,14 +110,18 @@ class GraphqlEndpoint:
     def __init__(self, schema: GraphQLSchema, planner: QueryPlanner, settings: Settings) -> None:
         self.schema = schema
         self.planner = planner
+        self.mutation_planner = MutationPlanner(planner) if schema.mutation_type is not None else None
         self.settings = settings
         self.documents = Documents(schema)
         self.statements = StatementCache()
+        self.mutations = Mutations(planner.model, settings.errors, self.statements)
 
     async def execute(self, request: GraphqlRequest, pipeline: Pipeline, request_id: str) -> GraphqlResponse:
-        answer = _Answer(request_id, self.settings.full_detail)
+        answer = _Answer(request_id, self.settings.errors)
         try:
             operation, document = self._operation(request)
+            if operation.operation is OperationType.MUTATION and request.method != "GET":
+                return await self._mutate(operation, document, request, pipeline, answer)
             if operation.operation is not OperationType.QUERY:
                 return answer.failed(_not_a_query(operation, request))
             variables = self._variables(operation, request)
@@ -133,6 +139,37 @@ class GraphqlEndpoint:
             return answer.response(None)
         introspected = self._introspection(document, operation, request, planned, answer)
         return answer.response(_data(planned, texts, introspected))
+
+    async def _mutate(
+        self,
+        operation: OperationDefinitionNode,
+        document: DocumentNode,
+        request: GraphqlRequest,
+        pipeline: Pipeline,
+        answer: "_Answer",
+    ) -> GraphqlResponse:
+        """SPEC "Mutations": all or nothing. A failed field rolls the operation back; every root field is then null
+        and the error names the field (HTTP 200, as for any field error); failures of the whole request (the
+        database unavailable, a timeout) leave `data` null with their status."""
+        assert self.mutation_planner is not None
+        try:
+            variables = self._variables(operation, request)
+            plan = self.mutation_planner.plan(operation, _fragments(document), variables)
+        except FieldError as error:
+            return answer.failed(error, error.path)
+        except SvcError as error:
+            return answer.failed(error)
+        tags = {"api": "graphql", "operation": operation.name.value if operation.name else "anonymous"}
+        try:
+            payloads = await self.mutations.run(pipeline.executor, plan, tags=tags)
+        except MutationFailed as failed:
+            answer.add(answer.database_error(failed.error), [failed.key])
+            nulls = b",".join(json.dumps(step.key).encode() + b":null" for step in plan.steps)
+            return answer.response(b"{" + nulls + b"}")
+        except SvcError as error:
+            return answer.failed(error)
+        members = (json.dumps(key).encode() + b":" + payload for key, payload in payloads)
+        return answer.response(b"{" + b",".join(members) + b"}")
 
     def _operation(self, request: GraphqlRequest) -> tuple[OperationDefinitionNode, DocumentNode]:
         if not isinstance(request.query, str) or not request.query.strip():
@@ -250,9 +287,10 @@ class GraphqlEndpoint:
 class _Answer:
     """The errors of one response and how it is written."""
 
-    def __init__(self, request_id: str, full_detail: bool) -> None:
+    def __init__(self, request_id: str, errors: ErrorsConfig) -> None:
         self.request_id = request_id
-        self.full_detail = full_detail
+        self.errors_config = errors
+        self.full_detail = errors.detail == "full"
         self.errors: list[dict[str, Any]] = []
         self.first_status: int | None = None
 
@@ -274,6 +312,9 @@ class _Answer:
         if isinstance(exc, SvcError):
             return exc
         assert isinstance(exc, psycopg.Error)
+        named = application_error(exc, self.errors_config)
+        if named is not None:
+            return named
         if exc.sqlstate in _BAD_INPUT_STATES or (exc.sqlstate == "42601" and "jsonpath" in str(exc)):
             return SvcError(Code.BAD_USER_INPUT, exc.diag.message_primary or "invalid input")
         log.error("database error answering a GraphQL request: %s", exc, exc_info=exc)

@@ -21,7 +21,6 @@ from svc.model import (
 )
 from svc.model import (
     Entity,
-    Field,
     Lookup,
     Model,
     ReturnKind,
@@ -49,6 +48,7 @@ from svc.plan import (
     FunctionCall,
     GlobalIdOutput,
     Hierarchy,
+    JsonRows,
     JunctionLink,
     Link,
     NestedOutput,
@@ -69,6 +69,7 @@ from svc.plan import (
     bad_input,
     coerce,
     decode_global_id,
+    key_value,
 )
 
 from ._arguments import Arguments, Order, link_of, table
@@ -158,13 +159,17 @@ class QueryPlanner:
             if isinstance(type_, GraphQLObjectType)
         }
 
+    def run(self, fragments: Mapping[str, Any], variables: Mapping[str, Any]) -> "PlanRun":
+        """A fresh planning of (part of) one operation: its own parameters, depth and cost."""
+        return PlanRun(self, Collector(fragments, variables, self._implements), variables)
+
     def plan(
         self,
         operation: OperationDefinitionNode,
         fragments: Mapping[str, Any],
         variables: Mapping[str, Any],
     ) -> PlannedQuery:
-        run = _Run(self, Collector(fragments, variables, self._implements), variables)
+        run = self.run(fragments, variables)
         query_type = self.schema.query_type
         assert query_type is not None
         collected = run.collector.fields("Query", [operation.selection_set])
@@ -184,7 +189,7 @@ class QueryPlanner:
         return PlannedQuery(ReadPlan(tuple(roots)), run.params, tuple(introspection), tuple(collected))
 
 
-class _Run:
+class PlanRun:
     """The planning of one operation: its parameters, and the depth and cost met so far."""
 
     def __init__(self, planner: QueryPlanner, collector: Collector, variables: Mapping[str, Any]) -> None:
@@ -212,13 +217,13 @@ class _Run:
             return self._node(key, nodes, arguments)
         if meaning.kind == "function":
             assert meaning.function is not None
-            return self._root_function(key, nodes, meaning.function, arguments, place)
+            return self.root_function(key, nodes, meaning.function, arguments, place)
         entity = meaning.entity
         assert entity is not None
         if meaning.kind == "lookup":
             assert meaning.lookup is not None
             key_filter = self._key_filter(entity, meaning.lookup.columns, arguments, place.path)
-            return RootField(key, self._read(entity, nodes, Cardinality.ONE, place, filter_=key_filter))
+            return RootField(key, self.read(entity, nodes, Cardinality.ONE, place, filter_=key_filter))
         kind = Cardinality.MANY if meaning.kind == "list" else Cardinality.PAGE
         return RootField(key, self._list(entity, nodes, arguments, kind, place), nullable=False)
 
@@ -229,19 +234,9 @@ class _Run:
         for column in columns:
             field = entity.field_of_column(column)
             assert field is not None
-            value = self._key_value(entity, field, arguments[field.name], [*path, field.name])
+            value = key_value(self.model, entity, field, arguments[field.name], [*path, field.name])
             items.append(Compare(ColumnRef(column), Operator.EQ, self.params.add(value, field.type.sql_type)))
         return And(tuple(items))
-
-    def _key_value(self, entity: Entity, field: Field, value: Any, path: Sequence[str | int]) -> Any:
-        """A key argument's value; a global ID is accepted in its place when it names this type (SPEC "Filter and
-        condition inputs": a global ID of another type is refused)."""
-        decoded = decode_global_id(value) if isinstance(value, str) else None
-        if decoded is not None and self.model.entity_named(decoded[0]) is not None:
-            if decoded[0] != entity.type_name:
-                raise bad_input(f"a global ID of a {decoded[0]} where a {entity.type_name} key belongs", path)
-            value = decoded[1]
-        return coerce(value, field.type, self.model, path)
 
     def _node(self, key: str, nodes: list[FieldNode], arguments: Mapping[str, Any]) -> RootField:
         """SPEC "Global object identification": decoded in memory; malformed, unknown or missing is null."""
@@ -257,9 +252,9 @@ class _Run:
         except SvcError:
             return RootField(key, constant=None)
         condition = Compare(ColumnRef(field.column), Operator.EQ, self.params.add(value, field.type.sql_type))
-        return RootField(key, self._read(entity, nodes, Cardinality.ONE, Place((key,)), filter_=condition))
+        return RootField(key, self.read(entity, nodes, Cardinality.ONE, Place((key,)), filter_=condition))
 
-    def _root_function(
+    def root_function(
         self, key: str, nodes: list[FieldNode], function: RootFunction, arguments: Mapping[str, Any], place: Place
     ) -> RootField:
         call = FunctionCall(
@@ -303,11 +298,11 @@ class _Run:
         else:
             page, rows = self.arguments.list_page(arguments, path)
         filter_ = filters[0] if len(filters) == 1 else (And(tuple(filters)) if filters else None)
-        return self._read(
+        return self.read(
             entity, nodes, kind, place, rows=rows, filter_=filter_, order=order, page=page, link=link, source=source
         )
 
-    def _read(
+    def read(
         self,
         entity: Entity,
         nodes: list[FieldNode],
@@ -319,7 +314,7 @@ class _Run:
         order: Order | None = None,
         page: Page | None = None,
         link: Link | JunctionLink | None = None,
-        source: FunctionCall | None = None,
+        source: FunctionCall | JsonRows | None = None,
     ) -> Read:
         """Rows of an entity shaped by the selections: its depth and cost are counted here."""
         self._check_depth(place.depth)
@@ -472,7 +467,7 @@ class _Run:
             target = self.model.entity(relation.target)
             link = link_of(relation, self.model)
             if relation.kind is Kind.TO_ONE:
-                return NestedOutput(key, self._read(target, nodes, Cardinality.ONE, place, link=link))
+                return NestedOutput(key, self.read(target, nodes, Cardinality.ONE, place, link=link))
             cardinality = Cardinality.PAGE if kind is FieldKind.RELATION_CONNECTION else Cardinality.MANY
             return NestedOutput(key, self._list(target, nodes, arguments, cardinality, place, link=link))
         computed = meaning.computed
@@ -499,7 +494,7 @@ class _Run:
         filter_ = self.arguments.filter(entity, arguments.get("filter"), [*place.path, "filter"])
         order = self.arguments.order(entity, arguments.get("orderBy"), default_key=False)
         rows = max_depth or self.limits.depth or 10
-        read = self._read(entity, nodes, Cardinality.MANY, place, rows=rows, filter_=filter_, order=order)
+        read = self.read(entity, nodes, Cardinality.MANY, place, rows=rows, filter_=filter_, order=order)
         walk = Hierarchy(
             pairs=hierarchy.pairs,
             key=tuple(entity.primary_key or (parent for _, parent in hierarchy.pairs)),
@@ -571,7 +566,7 @@ class _Run:
         assert returns.entity is not None
         entity = self.model.entity(returns.entity)
         if kind is ReturnKind.ROW:
-            return self._read(entity, nodes, Cardinality.ONE, place, source=call)
+            return self.read(entity, nodes, Cardinality.ONE, place, source=call)
         cardinality = Cardinality.PAGE if root else Cardinality.MANY
         return self._list(entity, nodes, arguments, cardinality, place, source=call)
 

@@ -470,7 +470,11 @@ class _Writer:
         names, out = entity.names, self.out
         one, many = _lower(names.type), _lower(names.plural)
         if Operation.CREATE in entity.operations:
-            out.add(f"type {names.create_payload} {{\n  {one}: {names.type}\n}}\n")
+            out.add(f"type {names.create_payload} {{\n  {one}: {names.type}")
+            if entity.upsertable and entity.lookups:
+                out.describe("With onConflict: the row as it was before (null when the row was inserted).", "  ")
+                out.add(f"  previous{names.type}: {names.type}")
+            out.add("}\n")
             out.add(f"type {names.create_many_payload} {{\n  {many}: [{names.type}!]!\n}}\n")
         if Operation.UPDATE in entity.operations:
             out.add(f"type {names.update_payload} {{\n  {one}: {names.type}")

@@ -41,6 +41,15 @@ class FunctionCall:
 
 
 @attrs.frozen
+class JsonRows:
+    """Rows given as a JSON array parameter, typed by a table's row type: rows as they were before a write (or as
+    they were deleted), read again with their relations as they are now."""
+
+    table: Table
+    rows: "Param"
+
+
+@attrs.frozen
 class Argument:
     """One argument of a call: by name (`name => value`) or by position when the argument has no name."""
 
@@ -98,6 +107,16 @@ class RelatedCount:
 
 
 @attrs.frozen
+class KeyPosition:
+    """Where the row's key stands in `keys`, a JSON array of key objects (`[{"id": 5}, ...]`, read as rows of
+    `table`), from 1: rows a write touched are read back in the order written."""
+
+    table: Table
+    columns: tuple[str, ...]
+    keys: "Param"
+
+
+@attrs.frozen
 class RelatedAggregate:
     """An aggregate (`sum`, `avg`, `min`, `max`) of a column over the rows a to-many link reaches, as float8."""
 
@@ -115,7 +134,7 @@ class Cast:
     sql_type: str
 
 
-Expression = ColumnRef | ComputedRef | RelatedColumn | RelatedCount | RelatedAggregate | Cast
+Expression = ColumnRef | ComputedRef | RelatedColumn | RelatedCount | RelatedAggregate | KeyPosition | Cast
 
 
 # --- filters -----------------------------------------------------------------------------------------------------
@@ -228,13 +247,23 @@ class Related:
 
 
 @attrs.frozen
+class KeyIn:
+    """The row's key is one of `keys`, a JSON array of key objects read as rows of `table` (rows a write touched,
+    found by their key's index)."""
+
+    table: Table
+    columns: tuple[str, ...]
+    keys: Param
+
+
+@attrs.frozen
 class Constant:
     """A condition known while planning (an empty `in` list, say)."""
 
     value: bool
 
 
-Filter = Compare | IsNull | And | Or | Not | Related | Constant
+Filter = Compare | IsNull | And | Or | Not | Related | KeyIn | Constant
 
 
 # --- order and pages ---------------------------------------------------------------------------------------------
@@ -430,7 +459,7 @@ class Hierarchy:
 class Read:
     """Rows from `source` (hanging from the parent row by `link`), filtered, ordered, paged and shaped."""
 
-    source: Table | FunctionCall
+    source: Table | FunctionCall | JsonRows
     shape: Shape
     cardinality: Cardinality
     link: Link | JunctionLink | None = None

@@ -2,5 +2,6 @@
 database and cannot fail on user input (the planner has refused bad input already)."""
 
 from ._read import LATERAL_LIMIT, CompiledRead, compile_read
+from ._writes import compile_write
 
-__all__ = ["LATERAL_LIMIT", "CompiledRead", "compile_read"]
+__all__ = ["LATERAL_LIMIT", "CompiledRead", "compile_read", "compile_write"]

@@ -21,6 +21,8 @@ from svc.plan import (
     Filter,
     IsNull,
     JunctionLink,
+    KeyIn,
+    KeyPosition,
     Link,
     Not,
     Operator,
@@ -129,6 +131,14 @@ class Expressions:
             return sql.SQL("{}.{}").format(row, sql.Identifier(expression.column))
         if isinstance(expression, ComputedRef):
             return self._call(expression, row)
+        if isinstance(expression, KeyPosition):
+            same = sql.SQL(" and ").join(
+                sql.SQL("k.{c} = {row}.{c}").format(c=sql.Identifier(c), row=row) for c in expression.columns
+            )
+            return sql.SQL(
+                "(select e.n from json_array_elements({}) with ordinality e(v, n)"
+                " cross join lateral json_populate_record(null::{}, e.v) k where {} limit 1)"
+            ).format(self.param(expression.keys), qualified(expression.table), same)
         if isinstance(expression, Cast):
             return sql.SQL("({})::{}").format(self.expression(expression.expression, row), sql.SQL(expression.sql_type))
         if isinstance(expression, RelatedColumn):
@@ -186,6 +196,12 @@ class Expressions:
             return sql.SQL("(not {})").format(self.filter(filter_.item, row))
         if isinstance(filter_, Constant):
             return sql.SQL("true" if filter_.value else "false")
+        if isinstance(filter_, KeyIn):
+            columns = sql.SQL(", ").join(sql.SQL("{}.{}").format(row, sql.Identifier(c)) for c in filter_.columns)
+            keys = sql.SQL(", ").join(sql.SQL("k.{}").format(sql.Identifier(c)) for c in filter_.columns)
+            return sql.SQL("(({}) in (select {} from json_populate_recordset(null::{}, {}) k))").format(
+                columns, keys, qualified(filter_.table), self.param(filter_.keys)
+            )
         assert isinstance(filter_, Related)
         return self._related(filter_, row)
 

@@ -29,6 +29,7 @@ from svc.plan import (
     CountMode,
     FunctionCall,
     GlobalIdOutput,
+    JsonRows,
     JunctionLink,
     Link,
     NestedOutput,
@@ -81,7 +82,8 @@ class _Compiler:
         if root.read is not None:
             return sql.SQL("select {}").format(self.read(root.read, None))
         if root.call is not None:
-            return sql.SQL("select {}").format(self._computed(root.call, None))
+            # Every root answers JSON: a scalar (text, numbers as text) becomes a JSON value.
+            return sql.SQL("select to_json({})").format(self._computed(root.call, None))
         if root.constant is None:
             return sql.SQL("null::json")
         return sql.SQL("to_json({}::text)").format(sql.Literal(root.constant))
@@ -143,8 +145,13 @@ class _Compiler:
         self, read: Read, table: sql.Identifier, parent: RowSide | None
     ) -> tuple[sql.Composable, list[sql.Composable]]:
         """`FROM` items and the conditions (link and filter) of the rows a read selects, before paging."""
-        if isinstance(read.source, FunctionCall):
-            source: sql.Composable = sql.SQL("{} {}").format(self._function(read.source, parent, outer=True), table)
+        if isinstance(read.source, JsonRows):
+            source: sql.Composable = sql.SQL("json_populate_recordset(null::{}, {}) {}").format(
+                qualified(read.source.table), param(read.source.rows), table
+            )
+            conditions = []
+        elif isinstance(read.source, FunctionCall):
+            source = sql.SQL("{} {}").format(self._function(read.source, parent, outer=True), table)
             conditions = []
             if read.link is not None and parent is not None:
                 conditions.append(link_condition(read.link, parent, table))  # type: ignore[arg-type]

@@ -10,6 +10,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import psycopg
 from psycopg import sql
@@ -112,3 +113,9 @@ def execute(url: str, statement: str) -> None:
 
 def notify(url: str, channel: str = "svc_reload") -> None:
     execute(url, sql.SQL("notify {}").format(sql.Identifier(channel)).as_string(None))
+
+
+def fetch(url: str, query: str, params: Any = None) -> list[tuple[Any, ...]]:
+    """The rows of one query, in its own connection (to look at what a request left in the database)."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        return conn.execute(query, params).fetchall()  # type: ignore[arg-type]

@@ -16,4 +16,4 @@ select (select (select json_build_object('name', "t1"."name", 'ancestors', "t8".
   limit %(p4)s::bigint) "t11") "t13") as j) "t14" on true
   limit 1))::text, (select (select coalesce(json_agg("t17".j), '[]'::json)
   from (select json_build_object('genre', (case "t15"."genre"::text when 'fiction' then 'FICTION' when 'non-fiction' then 'NON_FICTION' when 'poetry' then 'POETRY' else "t15"."genre"::text end), 'books', "t15"."books"::text) as j
-  from (select "t16".* from "app_public"."genre_counts"() "t16") "t15") "t17"))::text, (select "app_public"."add"("a" => %(p6)s::integer, "b" => %(p7)s::integer))::text
+  from (select "t16".* from "app_public"."genre_counts"() "t16") "t15") "t17"))::text, (select to_json("app_public"."add"("a" => %(p6)s::integer, "b" => %(p7)s::integer)))::text

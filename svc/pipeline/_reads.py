@@ -1,4 +1,4 @@
-"""The one run path both APIs call (layer 6): a plan is compiled (once per shape) and executed; the database's
+"""Reads: a plan compiled once per shape and executed as ONE statement; the database's
 JSON texts come back as bytes, never decoded (ARCHITECTURE.md, "The one idea").
 """
 

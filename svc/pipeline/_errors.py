@@ -1,0 +1,196 @@
+"""Database errors of writes as typed errors (SPEC "Errors": constraint violations, custom SQL errors, `errors.map`).
+
+A violated constraint is named by the catalog: its `<Type>ErrorCode` value (`EMAIL_TAKEN`, `AUTHOR_NOT_FOUND`,
+`REFERENCED_BY_POSTS`, a chosen CHECK name, `<FIELD>_REQUIRED`), the enum it belongs to (`extensions.type`), and the
+input paths of its columns (`extensions.fields`: `input.email`, `inputs[1].email`). When one statement wrote several
+rows, the failing row is found from the key values the database reports. These errors reach the client in every
+mode. A function or trigger raising SQLSTATE `PTxxx` answers status xxx with the author's message; `errors.map`
+names errors by constraint name (which wins) or SQLSTATE.
+"""
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+import psycopg
+
+from svc.config import ErrorsConfig
+from svc.db import RETRYABLE_SQLSTATES
+from svc.errors import Code, SvcError
+from svc.model import Entity, EntityRef, ErrorCode, ErrorKind, Model
+from svc.plan import render_path, typed_error
+
+#: `Key (email)=(a@b.c) already exists.` / `Key (author_id)=(9) is not present in table "people".`
+_KEY_DETAIL = re.compile(r"Key \((?P<columns>.*)\)=\((?P<values>.*)\)")
+
+
+@attrs.frozen
+class RowInput:
+    """Where a written row's values came from: each column's input path, and the values (to find a failing row)."""
+
+    path: tuple[str | int, ...]
+    values: Mapping[str, Any]
+    paths: Mapping[str, tuple[str | int, ...]]
+
+    def path_of(self, column: str, entity: Entity | None) -> tuple[str | int, ...]:
+        given = self.paths.get(column)
+        if given is not None:
+            return given
+        field = entity.field_of_column(column) if entity else None
+        return (*self.path, field.name if field else column)
+
+
+def write_error(
+    exc: psycopg.Error, model: Model, errors: ErrorsConfig, rows: Sequence[RowInput], table: EntityRef | None
+) -> SvcError | None:
+    """The typed error of a failed write statement, or None when it is no error the service names (serialization
+    failures and deadlocks never are: they are retried)."""
+    if exc.sqlstate in RETRYABLE_SQLSTATES:
+        return None
+    named = application_error(exc, errors)
+    if named is not None:
+        return named
+    state = exc.sqlstate or ""
+    if not state.startswith("23"):
+        return None
+    diag = exc.diag
+    entity = _entity(model, diag.schema_name, diag.table_name) or (model.entity(table) if table else None)
+    if entity is None:
+        return None
+    if state == "23502" and diag.column_name:
+        code = _code(entity, ErrorKind.NOT_NULL, columns=(diag.column_name,))
+        row = _failing_row(rows, None)
+        path = row.path_of(diag.column_name, entity) if row else (diag.column_name,)
+        return (
+            typed_error(code, entity, [render_path(path)], diag.message_primary or "a value is required")
+            if code
+            else None
+        )
+    if state == "23503" and (diag.message_primary or "").startswith("update or delete on table"):
+        return _referenced_by(exc, model, rows)
+    constraint = diag.constraint_name
+    code = _code(entity, None, constraint=constraint)
+    if code is None and state == "23514" and constraint:
+        code = _domain_check(entity, rows)
+    if code is None:
+        return None
+    row = _failing_row(rows, diag.message_detail)
+    fields = [render_path(row.path_of(c, entity)) for c in code.columns] if row else list(code.columns)
+    return typed_error(code, entity, fields, diag.message_primary or code.code)
+
+
+def application_error(exc: psycopg.Error, errors: ErrorsConfig) -> SvcError | None:
+    """Errors the application names itself: `errors.map` entries and SQLSTATE PTxxx (reads and writes alike)."""
+    mapped = _mapped(exc, errors)
+    if mapped is not None:
+        return mapped
+    state = exc.sqlstate or ""
+    if re.fullmatch(r"PT\d\d\d", state):
+        return _custom(exc, int(state[2:]))
+    return None
+
+
+def _referenced_by(exc: psycopg.Error, model: Model, rows: Sequence[RowInput]) -> SvcError | None:
+    """A row others refer to was deleted or re-keyed: the code is on the referenced table's enum."""
+    constraint = exc.diag.constraint_name
+    for entity in model.entities:
+        for code in entity.error_codes:
+            if code.kind is ErrorKind.REFERENCED_BY and constraint in (code.constraint, *code.aliases):
+                return typed_error(code, entity, [], exc.diag.message_primary or code.code)
+    return None
+
+
+def _entity(model: Model, schema: str | None, table: str | None) -> Entity | None:
+    if table is None:
+        return None
+    for entity in model.entities:
+        if entity.table == table and (schema is None or entity.schema == schema):
+            return entity
+    return None
+
+
+def _code(
+    entity: Entity, kind: ErrorKind | None, *, constraint: str | None = None, columns: tuple[str, ...] = ()
+) -> ErrorCode | None:
+    for code in entity.error_codes:
+        if kind is not None and code.kind is kind and code.columns == columns:
+            return code
+        if (
+            constraint is not None
+            and constraint in (code.constraint, *code.aliases)
+            and code.kind is not ErrorKind.REFERENCED_BY
+        ):
+            return code
+    return None
+
+
+def _domain_check(entity: Entity, rows: Sequence[RowInput]) -> ErrorCode | None:
+    """A domain's CHECK: `<COLUMN>_INVALID` of the written column whose type is a checked domain."""
+    written = {column for row in rows for column in row.values}
+    for code in entity.error_codes:
+        if code.kind is ErrorKind.DOMAIN_CHECK and code.columns[0] in written:
+            return code
+    return None
+
+
+def _failing_row(rows: Sequence[RowInput], detail: str | None) -> RowInput | None:
+    """The row a multi-row statement failed on, from the key values in the error's detail."""
+    if len(rows) == 1:
+        return rows[0]
+    match = _KEY_DETAIL.match(detail or "")
+    if match is None:
+        return rows[0] if rows else None
+    columns = [c.strip().strip('"') for c in match.group("columns").split(",")]
+    values = [v.strip() for v in match.group("values").split(",")]
+    for row in rows:
+        if all(str(row.values.get(c)) == v for c, v in zip(columns, values, strict=False)):
+            return row
+    return rows[0] if rows else None
+
+
+def _custom(exc: psycopg.Error, status: int) -> SvcError:
+    """SQLSTATE PTxxx: status xxx (400 outside 400-599); the author's message, never masked (SPEC "Custom SQL
+    errors"). A JSON message sets message, code, hint, title and type itself; extra keys become extension members."""
+    diag = exc.diag
+    message = diag.message_primary or "the request was refused"
+    members: dict[str, Any] = {}
+    try:
+        parsed = json.loads(message)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict):
+        message = str(parsed.pop("message", message))
+        members = parsed
+    code = str(members.pop("code", None) or diag.message_hint or "APPLICATION_ERROR")
+    extensions: dict[str, Any] = dict(members)
+    hint = extensions.pop("hint", None) or diag.message_hint
+    if hint:
+        extensions["hint"] = hint
+    if diag.message_detail:
+        extensions["databaseDetail"] = diag.message_detail
+    return SvcError(
+        Code.CUSTOM, message, extensions=extensions, code_name=code, status=status if 400 <= status <= 599 else 400
+    )
+
+
+def _mapped(exc: psycopg.Error, errors: ErrorsConfig) -> SvcError | None:
+    """`errors.map`: a constraint name wins over a SQLSTATE. The database's message is kept as detail only with
+    `errors.detail: full`; masked, the title stands for it."""
+    entries = errors.map
+    entry = entries.get(exc.diag.constraint_name or "") or entries.get(exc.sqlstate or "")
+    if entry is None:
+        return None
+    full = errors.detail == "full"
+    title = entry.title or "Application Error"
+    message = exc.diag.message_primary or title if full else title
+    extensions: dict[str, Any] = {"title": title}
+    if entry.type:
+        extensions["type"] = entry.type
+    if full and exc.diag.message_hint:
+        extensions["hint"] = exc.diag.message_hint
+    if full and exc.diag.message_detail:
+        extensions["databaseDetail"] = exc.diag.message_detail
+    status = entry.status if entry.status and 400 <= entry.status <= 599 else 400
+    return SvcError(Code.CUSTOM, message, extensions=extensions, code_name=entry.code or exc.sqlstate, status=status)

@@ -1,0 +1,429 @@
+"""Write inputs into write plans (SPEC "Mutations", "Nested writes"): the GraphQL input objects and the REST bodies
+share one shape (API field names, relation members), so both front ends convert them here.
+
+Values take their database form (enum labels, range text, composites by attribute name, JSON as JSON) and are
+checked before any SQL: lengths of varchar/char columns (`<FIELD>_TOO_LONG`) and numeric precision after rounding
+to the column's scale (`<FIELD>_OUT_OF_RANGE`), with the input path in `extensions.field`. Keys are one whole primary
+or unique key, or a global ID of the right type. Relation members become related writes, refused where the spec
+says they cannot be: disconnecting a child whose key is not nullable, relations of a row `connectOrCreate` creates
+or of a `sync` row, relations in a bulk update's `set`.
+"""
+
+import decimal
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from svc.errors import Code, SvcError
+from svc.model import Cardinality, Entity, ErrorCode, ErrorKind, Field, Model, Relation, ValueKind, ValueType
+
+from ._cursors import decode_global_id
+from ._ir import Table
+from ._values import bad_input, coerce, enum_label, json_text, range_literal, scalar
+from ._writes import KeyLookup, OnConflict, Path, RelatedWrite, RelationWriteKind, RowWrite, Values
+
+K = RelationWriteKind
+_STATUS_BY_KIND = {
+    ErrorKind.UNIQUE: Code.CONFLICT,
+    ErrorKind.EXCLUSION: Code.CONFLICT,
+    ErrorKind.FOREIGN_KEY: Code.CONFLICT,
+    ErrorKind.REFERENCED_BY: Code.CONFLICT,
+    ErrorKind.STALE_VERSION: Code.STALE_VERSION,
+}
+#: The order relation members of one relation input run in: releases first, so `set` keeps what it connects and
+#: creates; connections before creations; changes to existing children last.
+_TO_MANY_ORDER = ("set", "disconnect", "connect", "connectOrCreate", "create", "update", "delete", "sync")
+
+
+def render_path(path: Sequence[str | int]) -> str:
+    """An input path as clients read it: `inputs[1].posts.create[0].title`."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text
+
+
+def typed_error(code: ErrorCode, entity: Entity, fields: Sequence[str], message: str) -> SvcError:
+    """A constraint's error: its code, the enum it belongs to (`extensions.type`), the fields it names."""
+    extensions: dict[str, Any] = {"type": entity.names.error_code}
+    if code.kind in (ErrorKind.TOO_LONG, ErrorKind.OUT_OF_RANGE):
+        extensions["field"] = fields[0] if fields else None
+    else:
+        extensions["fields"] = list(fields)
+    return SvcError(_STATUS_BY_KIND.get(code.kind, Code.INVALID), message, extensions=extensions, code_name=code.code)
+
+
+def table(entity: Entity) -> Table:
+    return Table(entity.schema, entity.table)
+
+
+def key_value(model: Model, entity: Entity, field: Field, value: Any, path: Sequence[str | int]) -> Any:
+    """A key column's value; a global ID of this type is accepted in its place, one of another type refused (SPEC
+    "Filter and condition inputs")."""
+    decoded = decode_global_id(value) if isinstance(value, str) else None
+    if decoded is not None and model.entity_named(decoded[0]) is not None:
+        if decoded[0] != entity.type_name:
+            raise bad_input(f"a global ID of a {decoded[0]} where a {entity.type_name} key belongs", path)
+        value = decoded[1]
+    return coerce(value, field.type, model, path)
+
+
+class WriteInputs:
+    """Converts write inputs against one model."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+
+    # --- rows --------------------------------------------------------------------------------------------------
+
+    def create(
+        self,
+        entity: Entity,
+        value: Mapping[str, Any],
+        path: Path,
+        *,
+        on_conflict: Mapping[str, Any] | None = None,
+        conflict_path: Path = ("onConflict",),
+        previous: bool = False,
+        relations: str | None = None,
+    ) -> RowWrite:
+        """A row to insert (or upsert with `on_conflict`, given at `conflict_path`). `relations`, when set, is why
+        relation members are refused here."""
+        values, related = self._members(entity, value, path, update=False, refuse_relations=relations)
+        conflict = self.on_conflict(entity, on_conflict, values, conflict_path) if on_conflict else None
+        return RowWrite(
+            table(entity), entity.primary_key, values, path, related, on_conflict=conflict, previous=previous
+        )
+
+    def update(
+        self,
+        entity: Entity,
+        where: KeyLookup | None,
+        value: Mapping[str, Any],
+        path: Path,
+        *,
+        expected_version: str | None = None,
+        previous: bool = False,
+        must_exist: bool = False,
+    ) -> RowWrite:
+        """Changes to one row by key (`where` is None for a to-one `update`: the key is the row's reference)."""
+        values, related = self._members(entity, value, path, update=True)
+        return RowWrite(
+            table(entity),
+            entity.primary_key,
+            values,
+            path,
+            related,
+            where=where,
+            expected_version=expected_version,
+            version_column=entity.version_column,
+            previous=previous,
+            must_exist=must_exist,
+        )
+
+    def bulk_values(self, entity: Entity, value: Mapping[str, Any], path: Path) -> Values:
+        """A bulk update's `set`: columns only (SPEC "Mutations" 6: bulk update does not write relations)."""
+        values, _ = self._members(entity, value, path, update=True, refuse_relations="a bulk update")
+        return values
+
+    def _members(
+        self,
+        entity: Entity,
+        value: Mapping[str, Any],
+        path: Path,
+        *,
+        update: bool,
+        refuse_relations: str | None = None,
+    ) -> tuple[Values, tuple[RelatedWrite, ...]]:
+        if not isinstance(value, Mapping):
+            raise bad_input(f"expected an object of {entity.type_name} fields", path)
+        values: dict[str, Any] = {}
+        paths: dict[str, Path] = {}
+        related: list[RelatedWrite] = []
+        relations = {relation.name: relation for relation in entity.relations}
+        for name, member in value.items():
+            at = (*path, name)
+            field = entity.field(name)
+            if field is not None:
+                if not field.writable:
+                    raise bad_input(f"{name} is read-only", at)
+                values[field.column] = self.value(entity, field, member, at)
+                paths[field.column] = at
+                continue
+            relation = relations.get(name)
+            if relation is None:
+                raise bad_input(f"{entity.type_name} has no writable field {name!r}", at)
+            if member is None:
+                continue
+            if refuse_relations is not None:
+                raise bad_input(f"{refuse_relations} does not write related rows ({name})", at)
+            related += self._relation(entity, relation, member, at, update=update)
+        for write in related:
+            if write.cardinality == "to_one":
+                given = [local for local, _ in write.pairs if local in values]
+                if given:
+                    field = entity.field_of_column(given[0])
+                    raise bad_input(
+                        f"{field.name if field else given[0]} and {write.relation} both set the same reference",
+                        write.path,
+                    )
+        return Values(tuple(values.items()), tuple(paths.items())), tuple(related)
+
+    # --- values ------------------------------------------------------------------------------------------------
+
+    def value(self, entity: Entity, field: Field, value: Any, path: Path) -> Any:
+        """A column's value in its database form, checked against the column's length and precision."""
+        converted = self.write_value(value, field.type, path)
+        # Excess spaces are cut, as PostgreSQL does.
+        if (
+            isinstance(converted, str)
+            and field.max_length is not None
+            and len(converted.rstrip(" ")) > field.max_length
+        ):
+            raise self._too(entity, field, ErrorKind.TOO_LONG, path, f"at most {field.max_length} characters")
+        if isinstance(converted, decimal.Decimal) and field.numeric_precision is not None:
+            scale = field.numeric_scale or 0
+            rounded = converted.quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP)
+            if abs(rounded) >= decimal.Decimal(10) ** (field.numeric_precision - scale):
+                limit = f"{field.numeric_precision} digits, {scale} after the point"
+                raise self._too(entity, field, ErrorKind.OUT_OF_RANGE, path, limit)
+        return converted
+
+    def write_value(self, value: Any, type_: ValueType, path: Path) -> Any:
+        """A client's value as the JSON `json_populate_record` reads into the column's type."""
+        if value is None:
+            return None
+        kind = type_.kind
+        if kind is ValueKind.LIST:
+            assert type_.item is not None
+            items = value if isinstance(value, list) else [value]
+            return [self.write_value(item, type_.item, (*path, i)) for i, item in enumerate(items)]
+        if kind is ValueKind.ENUM:
+            return enum_label(value, type_.name, self.model, path)
+        if kind is ValueKind.RANGE:
+            return range_literal(value, type_, self.model, path)
+        if kind is ValueKind.COMPOSITE:
+            composite = next(c for c in self.model.composites if c.name == type_.name)
+            if not isinstance(value, Mapping):
+                raise bad_input(f"expected a {composite.input_name} object", path)
+            converted = {}
+            for name, member in value.items():
+                attribute = next((f for f in composite.fields if f.name == name), None)
+                if attribute is None:
+                    raise bad_input(f"{composite.name} has no field {name!r}", (*path, name))
+                converted[attribute.column] = self.write_value(member, attribute.type, (*path, name))
+            return converted
+        if type_.name == "JSON":
+            json_text(value, path)  # refuses NUL
+            return value
+        assert type_.scalar is not None
+        return scalar(value, type_.scalar, path)
+
+    def _too(self, entity: Entity, field: Field, kind: ErrorKind, path: Path, limit: str) -> SvcError:
+        code = next((c for c in entity.error_codes if c.kind is kind and c.columns == (field.column,)), None)
+        message = f"{render_path(path)} is {'too long' if kind is ErrorKind.TOO_LONG else 'out of range'}: {limit}"
+        if code is None:
+            return bad_input(message, path)
+        return typed_error(code, entity, [render_path(path)], message)
+
+    # --- keys --------------------------------------------------------------------------------------------------
+
+    def key(self, entity: Entity, value: Mapping[str, Any], path: Path) -> KeyLookup:
+        """`<Type>KeyInput`: the global ID, or the members of exactly one whole primary or unique key."""
+        if not isinstance(value, Mapping):
+            raise bad_input(f"expected a {entity.names.key_input} object", path)
+        given = {name: member for name, member in value.items() if member is not None}
+        if "id" in given and entity.node:
+            if len(given) > 1:
+                raise bad_input("give the global ID or a key, not both", path)
+            return self.node_key(entity, given["id"], (*path, "id"))
+        columns: dict[str, Any] = {}
+        for name, member in given.items():
+            field = entity.field(name)
+            if field is None:
+                raise bad_input(f"{name!r} is not a key of {entity.type_name}", (*path, name))
+            columns[field.column] = key_value(self.model, entity, field, member, (*path, name))
+        for lookup in entity.lookups:
+            if set(lookup.columns) == set(columns):
+                return KeyLookup(tuple((column, columns[column]) for column in lookup.columns), path)
+        keys = " or ".join(
+            "(" + ", ".join(self._field_name(entity, c) for c in lookup.columns) + ")" for lookup in entity.lookups
+        )
+        raise bad_input(f"give one whole key of {entity.type_name}: {keys or 'it has none'}", path)
+
+    def node_key(self, entity: Entity, node_id: Any, path: Path) -> KeyLookup:
+        """A row by global ID, which must name this type."""
+        decoded = decode_global_id(node_id)
+        if decoded is None or entity.primary_key is None:
+            raise bad_input("not a global ID", path)
+        if decoded[0] != entity.type_name:
+            raise bad_input(f"a global ID of a {decoded[0]} where a {entity.type_name} belongs", path)
+        (column,) = entity.primary_key
+        field = entity.field_of_column(column)
+        assert field is not None
+        return KeyLookup(((column, coerce(decoded[1], field.type, self.model, path)),), path)
+
+    def key_arguments(self, entity: Entity, arguments: Mapping[str, Any], path: Path) -> KeyLookup:
+        """The primary key given as one argument per column (`updatePerson(rowId: 5, ...)`)."""
+        assert entity.primary_key is not None
+        values = []
+        for column in entity.primary_key:
+            field = entity.field_of_column(column)
+            assert field is not None
+            values.append((column, key_value(self.model, entity, field, arguments[field.name], (*path, field.name))))
+        return KeyLookup(tuple(values), path)
+
+    @staticmethod
+    def _field_name(entity: Entity, column: str) -> str:
+        field = entity.field_of_column(column)
+        return field.name if field else column
+
+    # --- upserts -----------------------------------------------------------------------------------------------
+
+    def on_conflict(self, entity: Entity, value: Mapping[str, Any], values: Values, path: Path) -> OnConflict:
+        """`onConflict`: the unique key (by constraint name or by columns), the action, the columns to update
+        (default: every column the input sets, but the key's)."""
+        at = path
+        if not entity.upsertable:
+            raise bad_input(f"{entity.type_name} rows cannot be upserted", at)
+        constraint, names = value.get("constraint"), value.get("columns")
+        if (constraint is None) == (names is None):
+            raise bad_input("give the conflicting unique key as constraint or as columns (one of them)", at)
+        if constraint is not None:
+            lookup = next((lookup for lookup in entity.lookups if lookup.constraint == constraint), None)
+            if lookup is None:
+                known = ", ".join(lookup.constraint for lookup in entity.lookups)
+                raise bad_input(f"{constraint!r} is not a unique key of {entity.type_name} (one of {known})", at)
+        else:
+            columns = {self._column(entity, name, (*at, "columns")) for name in names}
+            lookup = next((lookup for lookup in entity.lookups if set(lookup.columns) == columns), None)
+            if lookup is None:
+                raise bad_input(f"{', '.join(names)} are not the columns of a unique key of {entity.type_name}", at)
+        if value.get("action", "UPDATE") == "NOTHING":
+            return OnConflict(lookup.columns, (), nothing=True)
+        update = value.get("update")
+        if update is None:
+            chosen = tuple(column for column in values.columns() if column not in lookup.columns)
+        else:
+            chosen = tuple(self._column(entity, name, (*at, "update")) for name in update)
+        return OnConflict(lookup.columns, chosen)
+
+    def _column(self, entity: Entity, name: str, path: Path) -> str:
+        field = entity.field(name)
+        if field is None or not field.writable:
+            raise bad_input(f"{name!r} is not a writable field of {entity.type_name}", path)
+        return field.column
+
+    # --- relations ---------------------------------------------------------------------------------------------
+
+    def _relation(
+        self, entity: Entity, relation: Relation, value: Mapping[str, Any], path: Path, *, update: bool
+    ) -> list[RelatedWrite]:
+        target = self.model.entity(relation.target)
+        if relation.kind is Cardinality.TO_ONE:
+            return self._to_one(entity, relation, target, value, path)
+        members = [name for name in _TO_MANY_ORDER if value.get(name) is not None]
+        if "sync" in members and len(members) > 1:
+            raise bad_input("sync makes the children exactly the rows given: it takes no other member", path)
+        return [self._to_many(entity, relation, target, name, value[name], path=(*path, name)) for name in members]
+
+    def _base(self, relation: Relation, target: Entity, kind: RelationWriteKind, path: Path) -> RelatedWrite:
+        cardinality = {
+            Cardinality.TO_ONE: "to_one",
+            Cardinality.TO_MANY: "to_many",
+            Cardinality.MANY_TO_MANY: "many_to_many",
+        }[relation.kind]
+        junction = self.model.entity(relation.junction) if relation.junction else None
+        return RelatedWrite(
+            kind=kind,
+            relation=relation.name,
+            target=table(target),
+            target_key=target.primary_key or (),
+            cardinality=cardinality,
+            pairs=relation.pairs,
+            junction=table(junction) if junction else None,
+            junction_pairs=relation.junction_pairs,
+            junction_parent_pairs=relation.pairs if junction else (),
+            path=path,
+        )
+
+    def _to_one(
+        self, entity: Entity, relation: Relation, target: Entity, value: Mapping[str, Any], path: Path
+    ) -> list[RelatedWrite]:
+        given = [name for name, member in value.items() if member is not None and member is not False]
+        if not given and value.get("disconnect") is False:
+            return []  # `disconnect: false` asks for nothing
+        if len(given) != 1:
+            raise bad_input(f"give exactly one of {', '.join(value) or 'connect, create'} for {relation.name}", path)
+        (name,) = given
+        member, at = value[name], (*path, name)
+        if name == "connect":
+            return [self._with(relation, target, K.CONNECT, at, keys=(self.key(target, member, at),))]
+        if name == "create":
+            return [self._with(relation, target, K.CREATE, at, rows=(self.create(target, member, at),))]
+        if name == "connectOrCreate":
+            where = self.key(target, member["where"], (*at, "where"))
+            create = self.create(target, member["create"], (*at, "create"), relations="connectOrCreate")
+            return [self._with(relation, target, K.CONNECT_OR_CREATE, at, keys=(where,), rows=(create,))]
+        if name == "disconnect":
+            columns = [local for local, _ in relation.pairs]
+            if not all(self._nullable(entity, column) for column in columns):
+                raise bad_input(f"{relation.name} cannot be disconnected: its key is not nullable", at)
+            return [self._with(relation, target, K.DISCONNECT, at)]
+        assert name == "update"
+        data = self.update(target, None, member, at, must_exist=True)
+        return [self._with(relation, target, K.UPDATE, at, rows=(data,))]
+
+    def _to_many(
+        self, entity: Entity, relation: Relation, target: Entity, name: str, items: Sequence[Any], *, path: Path
+    ) -> RelatedWrite:
+        many_to_many = relation.kind is Cardinality.MANY_TO_MANY
+        at = [(*path, i) for i in range(len(items))]
+        if name in ("connect", "disconnect", "set", "delete"):
+            if name in ("disconnect", "set") and not many_to_many:
+                children = [child for _, child in relation.pairs]
+                if not all(self._nullable(target, column) for column in children):
+                    raise bad_input(f"{relation.name} cannot be released ({name}): their key is not nullable", path)
+            keys = tuple(self.key(target, item, at[i]) for i, item in enumerate(items))
+            kind = {"connect": K.CONNECT, "disconnect": K.DISCONNECT, "set": K.SET, "delete": K.DELETE}[name]
+            return self._with(relation, target, kind, path, keys=keys)
+        if name == "create":
+            rows = tuple(self.create(target, item, at[i]) for i, item in enumerate(items))
+            return self._with(relation, target, K.CREATE, path, rows=rows)
+        if name == "connectOrCreate":
+            keys = tuple(self.key(target, item["where"], (*at[i], "where")) for i, item in enumerate(items))
+            rows = tuple(
+                self.create(target, item["create"], (*at[i], "create"), relations="connectOrCreate")
+                for i, item in enumerate(items)
+            )
+            return self._with(relation, target, K.CONNECT_OR_CREATE, path, keys=keys, rows=rows)
+        if name == "update":
+            rows = tuple(
+                self.update(
+                    target, self.key(target, item["where"], (*at[i], "where")), item["data"], (*at[i], "data"),
+                    must_exist=True,
+                )
+                for i, item in enumerate(items)
+            )  # fmt: skip
+            return self._with(relation, target, K.UPDATE, path, rows=rows)
+        assert name == "sync"
+        if target.primary_key is None:
+            raise bad_input(f"{relation.name} rows have no primary key to sync by", path)
+        rows = tuple(self.create(target, item, at[i], relations="sync") for i, item in enumerate(items))
+        return self._with(relation, target, K.SYNC, path, rows=rows)
+
+    def _with(
+        self, relation: Relation, target: Entity, kind: RelationWriteKind, path: Path, **members: Any
+    ) -> RelatedWrite:
+        return attrs.evolve(self._base(relation, target, kind, path), **members)
+
+    @staticmethod
+    def _nullable(entity: Entity, column: str) -> bool:
+        field = entity.field_of_column(column)
+        return field is None or field.nullable
+
+
+def count_rows(write: RowWrite) -> int:
+    """Rows a create writes, nested creations included (SPEC "Limits": `bulk_rows`)."""
+    return 1 + sum(count_rows(row) for related in write.related for row in related.rows)
