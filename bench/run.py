@@ -704,7 +704,9 @@ def machine_note() -> list[str]:
     node_version = run([str(node), "--version"]).stdout.strip() if node.is_file() else "?"
     wrk_version = subprocess.run(["wrk", "-v"], text=True, capture_output=True, check=False).stdout.split()[1:2]
     commit = run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"]).stdout.strip()
-    dirty = run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"]).stdout.strip()
+    dirty = run(
+        ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench/RESULTS.md"]
+    ).stdout.strip()
     return [
         f"- Machine: {os.cpu_count()} × {cpu}, {mem_gb:.0f} GB RAM, Linux {platform.release()}; server, PostgreSQL "
         "and load tool share these cores.",
