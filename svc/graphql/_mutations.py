@@ -18,6 +18,7 @@ from svc.errors import Code, SvcError
 from svc.model import Entity, Model, RootFunction
 from svc.plan import (
     And,
+    Arguments,
     BulkWrite,
     Cardinality,
     DeleteWrite,
@@ -27,6 +28,7 @@ from svc.plan import (
     KeyPosition,
     MutationPlan,
     MutationStep,
+    Order,
     OrderItem,
     Param,
     Params,
@@ -41,9 +43,9 @@ from svc.plan import (
     Write,
     WriteInputs,
     count_rows,
+    table,
 )
 
-from ._arguments import Arguments, Order, table
 from ._planner import FieldError, Place, PlanRun, QueryPlanner
 
 

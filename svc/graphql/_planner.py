@@ -20,30 +20,31 @@ from svc.model import (
     Cardinality as Kind,
 )
 from svc.model import (
+    CompositeType,
     Entity,
+    Field,
     Lookup,
     Model,
+    RangeType,
     ReturnKind,
     Returns,
     RootFunction,
-    Scalar,
-    ValueKind,
     ValueType,
 )
 from svc.plan import (
     And,
-    Argument,
-    AttributeOutput,
+    Arguments,
     Cardinality,
     ColumnOutput,
     ColumnRef,
     Compare,
-    CompositeMap,
     ComputedOutput,
     ConstantOutput,
     CountMode,
     EdgeShape,
-    EnumMap,
+    EntityIndex,
+    FieldKind,
+    FieldMeaning,
     Filter,
     FunctionCall,
     GlobalIdOutput,
@@ -53,12 +54,12 @@ from svc.plan import (
     Link,
     NestedOutput,
     Operator,
+    Order,
     Output,
     Page,
     PageMember,
     PageOutput,
     Params,
-    RangeMap,
     Read,
     ReadPlan,
     RootField,
@@ -70,11 +71,12 @@ from svc.plan import (
     coerce,
     decode_global_id,
     key_value,
+    link_of,
+    table,
+    value_map,
 )
 
-from ._arguments import Arguments, Order, link_of, table
 from ._collect import Collected, Collector
-from ._fields import EntityIndex, FieldKind, FieldMeaning
 
 #: Introspection root fields are answered by graphql-core, not by SQL.
 INTROSPECTION_FIELDS = frozenset({"__schema", "__type"})
@@ -258,7 +260,7 @@ class PlanRun:
         self, key: str, nodes: list[FieldNode], function: RootFunction, arguments: Mapping[str, Any], place: Place
     ) -> RootField:
         call = FunctionCall(
-            function.schema, function.function, self._call_arguments(function.arguments, arguments, place.path)
+            function.schema, function.function, self.arguments.call(function.arguments, arguments, place.path)
         )
         returns = function.returns
         if returns.kind in (ReturnKind.SCALAR, ReturnKind.SCALARS, ReturnKind.VOID):
@@ -475,7 +477,7 @@ class PlanRun:
         call = FunctionCall(
             computed.schema,
             computed.function,
-            self._call_arguments(computed.arguments, arguments, place.path, computed.from_columns),
+            self.arguments.call(computed.arguments, arguments, place.path, computed.from_columns),
             row_argument=not computed.from_columns,
         )
         if computed.returns.kind in (ReturnKind.SCALAR, ReturnKind.SCALARS, ReturnKind.VOID):
@@ -504,32 +506,6 @@ class PlanRun:
         return attrs.evolve(read, hierarchy=walk)
 
     # --- functions ---------------------------------------------------------------------------------------------
-
-    def _call_arguments(
-        self,
-        declared: Sequence[Any],
-        given: Mapping[str, Any],
-        path: Sequence[str | int],
-        from_columns: Mapping[str, str] | None = None,
-    ) -> tuple[Argument, ...]:
-        """Arguments by name; an omitted one takes its default, or NULL when it has none. Unnamed arguments go
-        by position, up to the last one given."""
-        arguments: list[Argument] = []
-        for name, column in (from_columns or {}).items():
-            sql_name = next((a.sql_name for a in declared if a.name == name), None)
-            arguments.append(Argument(sql_name or name, ColumnRef(column)))
-        positional = [a for a in declared if a.sql_name is None]
-        last_given = max((i for i, a in enumerate(positional) if a.name in given), default=-1)
-        for argument in declared:
-            if argument.sql_name is None:
-                if positional.index(argument) > last_given:
-                    continue
-            elif argument.name not in given and not argument.required:
-                continue
-            value = coerce(given.get(argument.name), argument.type, self.model, [*path, argument.name])
-            arguments.append(Argument(argument.sql_name, self.params.add(value, argument.type.sql_type)))
-        arguments.sort(key=lambda a: a.name is not None)  # positional first
-        return tuple(arguments)
 
     def _scalar_call(self, key: str, call: FunctionCall, returns: Returns) -> ComputedOutput:
         if returns.kind is ReturnKind.VOID:
@@ -573,40 +549,29 @@ class PlanRun:
     # --- values ------------------------------------------------------------------------------------------------
 
     def _map(self, type_: ValueType, nodes: list[FieldNode]) -> ValueMapping:
-        """How a value of this type becomes its JSON (SPEC "Scalars and value mapping")."""
-        kind = type_.kind
-        if kind is ValueKind.LIST:
-            assert type_.item is not None
-            item = self._map(type_.item, nodes)
-            if item is ValueMap.TEXT:
-                return ValueMap.TEXT_ARRAY
-            if isinstance(item, EnumMap):
-                return attrs.evolve(item, array=True)
-            if isinstance(item, RangeMap):
-                return attrs.evolve(item, array=True)
-            return ValueMap.AS_IS if item is ValueMap.AS_IS else item
-        if kind is ValueKind.ENUM:
-            differing = tuple((label, value) for label, value in self.model.enum(type_.name).values if label != value)
-            return EnumMap(differing) if differing else ValueMap.AS_IS
-        if kind is ValueKind.SCALAR:
-            return ValueMap.TEXT if type_.name in (Scalar.BIG_INT.value, Scalar.DECIMAL.value) else ValueMap.AS_IS
-        if kind is ValueKind.RANGE:
-            return self._range_map(type_, nodes)
-        composite = next(c for c in self.model.composites if c.name == type_.name)
-        outputs = []
-        for key, fields in self.collector.subfields(composite.name, nodes).items():
-            name = fields[0].name.value
-            if name == "__typename":
-                continue
-            field = next(f for f in composite.fields if f.name == name)
-            outputs.append(AttributeOutput(key, field.column, self._map(field.type, fields)))
-        return CompositeMap(tuple(outputs))
+        """How a value of this type becomes its JSON (SPEC "Scalars and value mapping"), members as selected."""
+        return value_map(type_, self.model, _Selected(self.collector, nodes))
 
-    def _range_map(self, type_: ValueType, nodes: list[FieldNode]) -> RangeMap:
-        range_type = next(r for r in self.model.ranges if r.name == type_.name)
+
+@attrs.frozen
+class _Selected:
+    """The members of a composite or range value a field's selection set asks for."""
+
+    collector: Collector
+    nodes: list[FieldNode]
+
+    def attributes(self, composite: CompositeType) -> list[tuple[str, Field, "_Selected"]]:
+        wanted = []
+        for key, fields in self.collector.subfields(composite.name, self.nodes).items():
+            name = fields[0].name.value
+            if name != "__typename":
+                field = next(f for f in composite.fields if f.name == name)
+                wanted.append((key, field, _Selected(self.collector, fields)))
+        return wanted
+
+    def range_keys(self, range_type: RangeType) -> tuple[str | None, str | None, str | None, str | None]:
         start = end = value_key = inclusive_key = None
-        bound_map = self._map(range_type.bound, [])
-        for key, fields in self.collector.subfields(range_type.name, nodes).items():
+        for key, fields in self.collector.subfields(range_type.name, self.nodes).items():
             side = fields[0].name.value
             for bound_key, bound_fields in self.collector.subfields(f"{range_type.name}Bound", fields).items():
                 member = bound_fields[0].name.value
@@ -618,8 +583,7 @@ class PlanRun:
                 start = key
             elif side == "end":
                 end = key
-        assert isinstance(bound_map, ValueMap | EnumMap)
-        return RangeMap(start, end, value_key, inclusive_key, bound_map)
+        return start, end, value_key, inclusive_key
 
 
 def _row_version(key: str, entity: Entity) -> RowVersionOutput:

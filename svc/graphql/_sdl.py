@@ -31,9 +31,18 @@ from svc.model import (
     ValueKind,
     ValueType,
 )
-
-from ._fields import AGGREGATES, filterable_computed, numeric_fields, order_values
-from ._filters import LIST, Operand, Operator, enum_operators, range_operators, scalar_operators
+from svc.plan import (
+    AGGREGATES,
+    LIST,
+    FilterOperator,
+    Operand,
+    enum_operators,
+    filterable_computed,
+    numeric_fields,
+    order_values,
+    range_operators,
+    scalar_operators,
+)
 
 _SCALAR_DESCRIPTIONS = {
     Scalar.BIG_INT: "A 64-bit integer, as a string (JSON numbers lose precision past 2^53).",
@@ -618,7 +627,7 @@ def _input(value: ValueType) -> str:
     return value.name
 
 
-def _operand(operator: Operator, value: str, element: str) -> str:
+def _operand(operator: FilterOperator, value: str, element: str) -> str:
     return {
         Operand.BOOLEAN: "Boolean",
         Operand.VALUE: value,

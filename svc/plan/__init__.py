@@ -1,7 +1,21 @@
 """The operation plan (layer 4): the intermediate representation both front ends build and the compiler reads."""
 
+from ._arguments import Arguments, Order, escape_like, like_pattern, link_of
 from ._cursors import decode_cursor, decode_global_id, encode_global_id
-from ._inputs import WriteInputs, count_rows, key_value, render_path, typed_error
+from ._fields import (
+    AGGREGATES,
+    EntityIndex,
+    FieldKind,
+    FieldMeaning,
+    OrderKind,
+    OrderValue,
+    entity_fields,
+    filterable_computed,
+    numeric_fields,
+    order_values,
+    orderable_computed,
+)
+from ._inputs import WriteInputs, count_rows, key_value, render_path, table, typed_error
 from ._ir import (
     And,
     Argument,
@@ -55,6 +69,16 @@ from ._ir import (
     ValueMap,
     ValueMapping,
 )
+from ._mapping import EVERYTHING, Everything, Selection, value_map
+from ._operators import (
+    LIST,
+    FilterOperator,
+    Operand,
+    enum_operators,
+    list_operators,
+    range_operators,
+    scalar_operators,
+)
 from ._statements import DeleteRows, InsertRows, LinkRows, SelectRows, Statement, SyncRows, UpdateRows, Version
 from ._values import Params, bad_input, coerce, enum_label, json_text, scalar, text
 from ._writes import (
@@ -75,6 +99,34 @@ from ._writes import (
 )
 
 __all__ = [
+    "AGGREGATES",
+    "Arguments",
+    "EVERYTHING",
+    "EntityIndex",
+    "Everything",
+    "FieldKind",
+    "FieldMeaning",
+    "FilterOperator",
+    "LIST",
+    "Operand",
+    "Order",
+    "OrderKind",
+    "OrderValue",
+    "Selection",
+    "entity_fields",
+    "enum_operators",
+    "escape_like",
+    "filterable_computed",
+    "like_pattern",
+    "link_of",
+    "list_operators",
+    "numeric_fields",
+    "order_values",
+    "orderable_computed",
+    "range_operators",
+    "scalar_operators",
+    "table",
+    "value_map",
     "And",
     "Argument",
     "AttributeOutput",

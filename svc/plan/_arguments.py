@@ -14,8 +14,13 @@ import attrs
 from svc.config import LimitsConfig
 from svc.errors import Code, SvcError
 from svc.model import Cardinality, Entity, Field, Model, Relation, Scalar, ValueKind, ValueType
-from svc.plan import (
+
+from ._cursors import decode_cursor
+from ._fields import AGGREGATES, EntityIndex, FieldKind, OrderKind
+from ._inputs import table
+from ._ir import (
     And,
+    Argument,
     Cast,
     ColumnRef,
     Compare,
@@ -32,22 +37,15 @@ from svc.plan import (
     OrderItem,
     Page,
     Param,
-    Params,
     Quantifier,
     Related,
     RelatedAggregate,
     RelatedColumn,
     RelatedCount,
-    Table,
-    bad_input,
-    coerce,
-    decode_cursor,
-    text,
 )
-from svc.plan import Operator as Op
-
-from ._fields import AGGREGATES, EntityIndex, FieldKind, OrderKind
-from ._filters import Operand, Operator, enum_operators, list_operators, range_operators, scalar_operators
+from ._ir import Operator as Op
+from ._operators import FilterOperator, Operand, enum_operators, list_operators, range_operators, scalar_operators
+from ._values import Params, bad_input, coerce, text
 
 _ARRAY_OPERANDS = frozenset({Operand.VALUES, Operand.STRINGS})
 
@@ -59,10 +57,6 @@ class Order:
     items: tuple[OrderItem, ...]
     types: tuple[str, ...]
     signature: str
-
-
-def table(entity: Entity) -> Table:
-    return Table(entity.schema, entity.table)
 
 
 def link_of(relation: Relation, model: Model) -> Link | JunctionLink:
@@ -162,7 +156,12 @@ class Arguments:
         return items
 
     def _compare(
-        self, expression: Expression, type_: ValueType, operator: Operator, operand: Any, path: Sequence[str | int]
+        self,
+        expression: Expression,
+        type_: ValueType,
+        operator: FilterOperator,
+        operand: Any,
+        path: Sequence[str | int],
     ) -> Filter:
         assert operator.plan is not None
         if operator.operand in (Operand.VALUES, Operand.STRINGS, Operand.ITEMS) and not operand:
@@ -191,7 +190,7 @@ class Arguments:
         return Compare(expression, operator.plan, self.params.add(value, sql_type))
 
     def _operand(
-        self, type_: ValueType, operator: Operator, operand: Any, path: Sequence[str | int]
+        self, type_: ValueType, operator: FilterOperator, operand: Any, path: Sequence[str | int]
     ) -> tuple[Any, str]:
         kind = operator.operand
         if kind is Operand.STRING:
@@ -291,6 +290,34 @@ class Arguments:
         call = FunctionCall(computed.schema, computed.function, row_argument=True)
         return [(OrderItem(ComputedRef(call), descending, nulls_first, True), computed.returns.type.sql_type)]
 
+    # --- function calls ------------------------------------------------------------------------------------
+
+    def call(
+        self,
+        declared: Sequence[Any],
+        given: Mapping[str, Any],
+        path: Sequence[str | int],
+        from_columns: Mapping[str, str] | None = None,
+    ) -> tuple[Argument, ...]:
+        """Arguments by name; an omitted one takes its default, or NULL when it has none. Unnamed arguments go
+        by position, up to the last one given."""
+        arguments: list[Argument] = []
+        for name, column in (from_columns or {}).items():
+            sql_name = next((a.sql_name for a in declared if a.name == name), None)
+            arguments.append(Argument(sql_name or name, ColumnRef(column)))
+        positional = [a for a in declared if a.sql_name is None]
+        last_given = max((i for i, a in enumerate(positional) if a.name in given), default=-1)
+        for argument in declared:
+            if argument.sql_name is None:
+                if positional.index(argument) > last_given:
+                    continue
+            elif argument.name not in given and not argument.required:
+                continue
+            value = coerce(given.get(argument.name), argument.type, self.model, [*path, argument.name])
+            arguments.append(Argument(argument.sql_name, self.params.add(value, argument.type.sql_type)))
+        arguments.sort(key=lambda a: a.name is not None)  # positional first
+        return tuple(arguments)
+
     # --- pages -------------------------------------------------------------------------------------------------
 
     def list_page(self, arguments: Mapping[str, Any], path: Sequence[str | int]) -> tuple[Page, int]:
@@ -372,7 +399,7 @@ def like_pattern(value: Any, path: Sequence[str | int]) -> str:
     return pattern
 
 
-def _operators_of(type_: ValueType) -> tuple[Operator, ...]:
+def _operators_of(type_: ValueType) -> tuple[FilterOperator, ...]:
     if type_.kind is ValueKind.LIST:
         return list_operators()
     if type_.kind is ValueKind.ENUM:

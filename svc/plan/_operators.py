@@ -11,7 +11,8 @@ import enum
 import attrs
 
 from svc.model import Scalar
-from svc.plan import Operator as Op
+
+from ._ir import Operator as Op
 
 
 class Operand(enum.Enum):
@@ -27,7 +28,7 @@ class Operand(enum.Enum):
 
 
 @attrs.frozen
-class Operator:
+class FilterOperator:
     name: str
     operand: Operand
     description: str
@@ -70,11 +71,11 @@ _MEANINGS: dict[str, tuple[Op, str | None]] = {
 }  # fmt: skip
 
 
-def _ops(*items: tuple[str, Operand, str]) -> tuple[Operator, ...]:
+def _ops(*items: tuple[str, Operand, str]) -> tuple[FilterOperator, ...]:
     operators = []
     for name, operand, description in items:
         meaning, pattern = _MEANINGS.get(name, (None, None))
-        operators.append(Operator(name, operand, description, meaning, pattern))
+        operators.append(FilterOperator(name, operand, description, meaning, pattern))
     return tuple(operators)
 
 
@@ -171,7 +172,7 @@ RANGE = _ops(
 _UNORDERED = frozenset({Scalar.BOOLEAN, Scalar.JSON})
 
 
-def scalar_operators(scalar: Scalar) -> tuple[Operator, ...]:
+def scalar_operators(scalar: Scalar) -> tuple[FilterOperator, ...]:
     operators = COMMON
     if scalar not in _UNORDERED:
         operators += ORDERED
@@ -182,13 +183,13 @@ def scalar_operators(scalar: Scalar) -> tuple[Operator, ...]:
     return operators
 
 
-def enum_operators() -> tuple[Operator, ...]:
+def enum_operators() -> tuple[FilterOperator, ...]:
     return COMMON + ORDERED[:4]
 
 
-def range_operators() -> tuple[Operator, ...]:
+def range_operators() -> tuple[FilterOperator, ...]:
     return COMMON + RANGE
 
 
-def list_operators() -> tuple[Operator, ...]:
+def list_operators() -> tuple[FilterOperator, ...]:
     return LIST
