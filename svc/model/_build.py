@@ -243,7 +243,7 @@ class _Builder:
             if column_config.omit:
                 continue
             hints = read_hints(column.comment)
-            name = column_config.field_name or hints.name or camel(column.name)
+            name = rest_name = column_config.field_name or hints.name or camel(column.name)
             if name == "id" and single_key and not column_config.field_name:
                 name = "rowId"  # `id` is the global ID of a type with a single-column key
             elif name in _BUILT_IN_FIELDS and name != "id" and not column_config.field_name:
@@ -277,6 +277,7 @@ class _Builder:
                     numeric_scale=column.numeric_scale,
                     bounds=bounds[0] if len(bounds) == 1 else None,
                     orderable=self.mapper.orderable(value),
+                    rest_name=rest_name if name == "rowId" else name,
                 )
             )  # fmt: skip
         return tuple(fields)

@@ -82,6 +82,9 @@ class Field:
     bounds: Bounds | None = None
     #: Orderable and comparable with <, > (not json, not composite, not arrays of those).
     orderable: bool = True
+    #: The name in REST rows and parameters (SPEC "Naming": the primary key appears under the key column's name):
+    #: the field's name, but `id` where GraphQL calls the key `rowId` (there `id` is the global ID).
+    rest_name: str = attrs.field(default=attrs.Factory(lambda self: self.name, takes_self=True))
 
 
 class Cardinality(enum.Enum):
@@ -391,6 +394,10 @@ class Entity:
 
     def field_of_column(self, column: str) -> Field | None:
         return next((f for f in self.fields if f.column == column), None)
+
+    def rest_field(self, name: str) -> Field | None:
+        """The field a REST row, body or parameter names: by its REST name, else by its column's name."""
+        return next((f for f in self.fields if f.rest_name == name), None) or self.field_of_column(name)
 
     def query_fields(self) -> tuple[str, ...]:
         """The Query root fields this entity offers (per its operations)."""

@@ -1,0 +1,178 @@
+"""Which resource and function each REST path names (SPEC "REST API" -> route table, "Several schemas").
+
+A resource is an exposed entity, named by its table name; functions are the root functions, named by their SQL
+name, under `rpc/`. `/rest/{name}` is the default schema's resource (the first of `database.schemas`), else the
+same-named one of the first other schema that has it; every schema with resources or functions also has
+`/rest/{schema}/...`, where another schema's resource is 404. A first segment naming such a schema is a schema path
+(a table named like a schema is reached there only). The reserved words `rpc`, `search` and `node` name no
+resource or schema. The schema set is fixed when the snapshot is built; an unknown schema is 404 before any SQL.
+"""
+
+import enum
+from collections.abc import Mapping, Sequence
+from typing import TypeVar
+from urllib.parse import unquote
+
+import attrs
+
+from svc.errors import Code, SvcError
+from svc.model import Entity, Model, RootFunction
+
+T = TypeVar("T")
+RESERVED = frozenset({"rpc", "search", "node"})
+
+
+class Kind(enum.Enum):
+    INDEX = "index"  # /rest, /rest/{schema}
+    COLLECTION = "collection"  # /rest/{r}
+    ROW = "row"  # /rest/{r}/{key}
+    COLUMN = "column"  # /rest/{r}/{key}/{column}
+    SEARCH = "search"  # /rest/{r}/search
+    SEARCH_METHOD = "search_method"  # /rest/{r}/search/{method}
+    AGGREGATE = "aggregate"  # /rest/{r}/aggregate
+    GLOBAL_SEARCH = "global_search"  # /rest/search
+    NODE = "node"  # /rest/node/{id}
+    RPC = "rpc"  # /rest/rpc/{function}
+
+
+@attrs.frozen
+class Target:
+    """What a REST path names. `base` is the path of the resource or function as the client wrote it (schema path
+    or shortcut): `Location`, `Link` and error `instance` keep it."""
+
+    kind: Kind
+    base: str
+    schema: str | None = None  # the schema path used, if any
+    entity: Entity | None = None
+    function: RootFunction | None = None
+    key: str | None = None  # the raw (still percent-encoded) key segment
+    column: str | None = None
+    word: str | None = None  # a search method, or a node ID
+
+
+@attrs.frozen
+class Resource:
+    name: str
+    entity: Entity
+    path: str  # the canonical path: the shortcut when it names this resource, else the schema path
+
+
+@attrs.frozen
+class FunctionRoute:
+    name: str
+    function: RootFunction
+    path: str
+
+
+class RestIndex:
+    """The resources and functions of one model, and what a path under `/rest` names."""
+
+    def __init__(self, model: Model, schemas: Sequence[str]) -> None:
+        self.schemas = tuple(schemas)
+        self.default_schema = self.schemas[0] if self.schemas else None
+        by_schema: dict[str, dict[str, Entity]] = {schema: {} for schema in self.schemas}
+        for entity in model.entities:
+            if entity.table not in RESERVED and entity.schema in by_schema:
+                by_schema[entity.schema].setdefault(entity.table, entity)
+        functions: dict[str, dict[str, RootFunction]] = {schema: {} for schema in self.schemas}
+        for function in model.functions:
+            if function.schema in functions:
+                functions[function.schema].setdefault(function.function, function)
+        self._entities = by_schema
+        self._functions = functions
+        #: Schemas with a path of their own: those with resources or functions (reserved words never).
+        self.schema_paths = tuple(
+            s for s in self.schemas if s not in RESERVED and (by_schema[s] or functions[s])
+        )  # fmt: skip
+        self._shortcuts = _first_by_name(by_schema, self.schemas)
+        self._function_shortcuts = _first_by_name(functions, self.schemas)
+        self.resources = tuple(
+            Resource(name, entity, self._path(name, entity.schema, self._shortcuts.get(name) is entity))
+            for schema in self.schemas
+            for name, entity in by_schema[schema].items()
+        )
+        self.functions = tuple(
+            FunctionRoute(name, f, self._path(f"rpc/{name}", schema, self._function_shortcuts.get(name) is f))
+            for schema in self.schemas
+            for name, f in functions[schema].items()
+        )
+        self._paths = {resource.entity.ref: resource.path for resource in self.resources}
+
+    def _path(self, name: str, schema: str, shortcut: bool) -> str:
+        """A shortcut when it names this object and is no schema's path (a table named like a schema)."""
+        return f"/rest/{name}" if shortcut and name not in self.schema_paths else f"/rest/{schema}/{name}"
+
+    def path_of(self, entity: Entity) -> str:
+        """The canonical collection path of an entity's resource."""
+        return self._paths[entity.ref]
+
+    def resolve(self, raw_path: str) -> Target:
+        """What a path under /rest names, given as sent (percent-encoded): segments are decoded one by one, so an
+        encoded `/` stays inside its segment; the key segment stays encoded (composite keys are split at commas
+        before their values are decoded). SvcError NOT_FOUND for what names nothing."""
+        raw = raw_path.split("/")[2:]
+        path = unquote(raw_path)
+        if raw and raw[-1] == "":
+            raise _not_found(path)
+        segments = [unquote(segment) for segment in raw]
+        schema = None
+        base = "/rest"
+        if segments and segments[0] in self.schema_paths:
+            schema, segments, raw = segments[0], segments[1:], raw[1:]
+            base = f"/rest/{schema}"
+        if not segments:
+            return Target(Kind.INDEX, base, schema)
+        head, rest = segments[0], segments[1:]
+        if head == "rpc":
+            if len(rest) != 1:
+                raise _not_found(path)
+            function = self._function(rest[0], schema)
+            if function is None:
+                raise SvcError(Code.NOT_FOUND, f"no function {rest[0]!r} at {path}")
+            return Target(Kind.RPC, f"{base}/rpc/{raw[1]}", schema, function=function)
+        if head == "search" and not rest:
+            return Target(Kind.GLOBAL_SEARCH, f"{base}/search", schema)
+        if head == "node" and schema is None and len(rest) == 1:
+            return Target(Kind.NODE, base, schema, word=rest[0])
+        entity = self._entity(head, schema)
+        if entity is None:
+            raise SvcError(Code.NOT_FOUND, f"no resource {head!r} at {path}")
+        base = f"{base}/{raw[0]}"
+        if not rest:
+            return Target(Kind.COLLECTION, base, schema, entity)
+        if rest[0] == "search":
+            if len(rest) == 1:
+                return Target(Kind.SEARCH, base, schema, entity)
+            if len(rest) == 2:
+                return Target(Kind.SEARCH_METHOD, base, schema, entity, word=rest[1])
+            raise _not_found(path)
+        if rest[0] == "aggregate" and len(rest) == 1:
+            return Target(Kind.AGGREGATE, base, schema, entity)
+        if len(rest) == 1:
+            return Target(Kind.ROW, base, schema, entity, key=raw[1])
+        if len(rest) == 2:
+            return Target(Kind.COLUMN, base, schema, entity, key=raw[1], column=rest[1])
+        raise _not_found(path)
+
+    def _entity(self, name: str, schema: str | None) -> Entity | None:
+        if schema is not None:
+            return self._entities[schema].get(name)
+        return self._shortcuts.get(name)
+
+    def _function(self, name: str, schema: str | None) -> RootFunction | None:
+        if schema is not None:
+            return self._functions[schema].get(name)
+        return self._function_shortcuts.get(name)
+
+
+def _first_by_name(by_schema: Mapping[str, Mapping[str, T]], schemas: Sequence[str]) -> dict[str, T]:
+    """Each name to the first schema's object of that name (the default schema first)."""
+    first: dict[str, T] = {}
+    for schema in schemas:
+        for name, item in by_schema[schema].items():
+            first.setdefault(name, item)
+    return first
+
+
+def _not_found(path: str) -> SvcError:
+    return SvcError(Code.NOT_FOUND, f"no resource at {path}")
