@@ -97,7 +97,7 @@ class MutationPlanner:
             arguments = get_argument_values(mutation_type.fields[name], nodes[0], variables)
             try:
                 steps.append(self._step(run, key, nodes, self.meanings[name], arguments))
-                run.check_cost()
+                run.budget.check()
             except FieldError:
                 raise
             except SvcError as error:

@@ -15,7 +15,7 @@ from graphql.execution.values import get_argument_values
 
 from svc.catalog import RelationKind
 from svc.config import LimitsConfig
-from svc.errors import Code, SvcError
+from svc.errors import SvcError
 from svc.model import (
     Cardinality as Kind,
 )
@@ -34,6 +34,7 @@ from svc.model import (
 from svc.plan import (
     And,
     Arguments,
+    Budget,
     Cardinality,
     ColumnOutput,
     ColumnRef,
@@ -187,7 +188,7 @@ class QueryPlanner:
                 raise
             except SvcError as error:
                 raise FieldError(error, [key]) from error
-        run.check_cost()
+        run.budget.check()
         return PlannedQuery(ReadPlan(tuple(roots)), run.params, tuple(introspection), tuple(collected))
 
 
@@ -203,7 +204,7 @@ class PlanRun:
         self.variables = variables
         self.params = Params()
         self.arguments = Arguments(planner.model, planner.index, planner.limits, self.params)
-        self.cost = 0
+        self.budget = Budget(planner.limits)
 
     # --- roots -------------------------------------------------------------------------------------------------
 
@@ -319,8 +320,7 @@ class PlanRun:
         source: FunctionCall | JsonRows | None = None,
     ) -> Read:
         """Rows of an entity shaped by the selections: its depth and cost are counted here."""
-        self._check_depth(place.depth)
-        self.cost += rows * place.parent_rows
+        self.budget.read(place.depth, rows, place.parent_rows)
         inside = place.below(rows)
         if kind is Cardinality.PAGE:
             outputs, node_selections = self._page_outputs(entity, nodes, order)
@@ -339,24 +339,6 @@ class PlanRun:
             page_outputs=outputs,
             cursor_signature=order.signature if order else "",
         )
-
-    def _check_depth(self, depth: int) -> None:
-        limit = self.limits.depth
-        if limit is not None and depth > limit:
-            raise SvcError(
-                Code.DEPTH_LIMIT_EXCEEDED,
-                f"the query nests rows {depth} levels deep, more than {limit}",
-                extensions={"limit": limit, "actual": depth},
-            )
-
-    def check_cost(self) -> None:
-        limit = self.limits.cost
-        if limit is not None and self.cost > limit:
-            raise SvcError(
-                Code.COST_LIMIT_EXCEEDED,
-                f"the query may read {self.cost} rows, more than {limit}",
-                extensions={"limit": limit, "actual": self.cost},
-            )
 
     # --- connections -------------------------------------------------------------------------------------------
 
@@ -536,8 +518,7 @@ class PlanRun:
                 field = next(f for f in returns.record.fields if f.name == name)
                 outputs.append(ColumnOutput(key, field.column, self._map(field.type, fields)))
             many = kind is ReturnKind.RECORDS
-            self._check_depth(place.depth)
-            self.cost += place.parent_rows * ((self.limits.page_size.max or 1000) if many else 1)
+            self.budget.read(place.depth, (self.limits.page_size.max or 1000) if many else 1, place.parent_rows)
             return Read(call, Shape(tuple(outputs)), Cardinality.MANY if many else Cardinality.ONE)
         assert returns.entity is not None
         entity = self.model.entity(returns.entity)

@@ -1,6 +1,7 @@
 """The operation plan (layer 4): the intermediate representation both front ends build and the compiler reads."""
 
 from ._arguments import Arguments, Order, escape_like, like_pattern, link_of
+from ._budget import Budget
 from ._cursors import decode_cursor, decode_global_id, encode_global_id
 from ._fields import (
     AGGREGATES,
@@ -31,6 +32,7 @@ from ._ir import (
     Constant,
     ConstantOutput,
     CountMode,
+    CursorOutput,
     EdgeShape,
     EnumMap,
     Expression,
@@ -39,6 +41,7 @@ from ._ir import (
     GlobalIdOutput,
     Hierarchy,
     IsNull,
+    JsonPathOutput,
     JsonRows,
     JunctionLink,
     KeyIn,
@@ -63,6 +66,7 @@ from ._ir import (
     RelatedColumn,
     RelatedCount,
     RootField,
+    RowsFormat,
     RowVersionOutput,
     Shape,
     Table,
@@ -99,6 +103,10 @@ from ._writes import (
 )
 
 __all__ = [
+    "Budget",
+    "CursorOutput",
+    "JsonPathOutput",
+    "RowsFormat",
     "AGGREGATES",
     "Arguments",
     "EVERYTHING",

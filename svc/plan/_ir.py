@@ -390,7 +390,32 @@ class NestedOutput:
     read: "Read"
 
 
-Output = ColumnOutput | ComputedOutput | ConstantOutput | GlobalIdOutput | RowVersionOutput | NestedOutput
+@attrs.frozen
+class CursorOutput:
+    """The row's cursor in the read it belongs to (REST `cursors=true`: each row's `_cursor`)."""
+
+    key: str
+
+
+@attrs.frozen
+class JsonPathOutput:
+    """The first item a JSON path selects in a JSON column (REST `path[column]=<path>`), or null."""
+
+    key: str
+    column: str
+    path: Param
+
+
+Output = (
+    ColumnOutput
+    | ComputedOutput
+    | ConstantOutput
+    | GlobalIdOutput
+    | RowVersionOutput
+    | NestedOutput
+    | CursorOutput
+    | JsonPathOutput
+)
 
 
 @attrs.frozen
@@ -409,12 +434,21 @@ class Cardinality(enum.Enum):
 
 class PageMember(enum.Enum):
     NODES = "nodes"
+    NODE_COUNT = "node_count"  # rows on the page
     EDGES = "edges"
     HAS_NEXT_PAGE = "has_next_page"
     HAS_PREVIOUS_PAGE = "has_previous_page"
     START_CURSOR = "start_cursor"
     END_CURSOR = "end_cursor"
     TOTAL_COUNT = "total_count"
+
+
+class RowsFormat(enum.Enum):
+    """How the rows of a page are written (REST lists: `Accept`)."""
+
+    JSON = "json"  # a JSON array
+    NDJSON = "ndjson"  # one JSON object per line, each line ended by a newline
+    CSV = "csv"  # one CSV record per row (RFC 4180, CRLF): values as text, null empty, objects and lists as JSON
 
 
 class CountMode(enum.Enum):
@@ -443,6 +477,7 @@ class PageOutput:
     constant: str | None = None  # `__typename`
     count: CountMode = CountMode.EXACT
     exact_below: Param | None = None
+    format: RowsFormat = RowsFormat.JSON  # of NODES
 
 
 @attrs.frozen
@@ -482,6 +517,9 @@ class RootField:
     #: A scalar function call at the root (`plus(a: 1, b: 2)`).
     call: ComputedOutput | None = None
     nullable: bool = True
+    #: A connection's members as columns of their own, not one object (REST: the rows are the body, the other
+    #: members become headers); only for the single root of a plan.
+    split: bool = False
 
 
 @attrs.frozen

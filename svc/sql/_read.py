@@ -27,8 +27,10 @@ from svc.plan import (
     ComputedRef,
     ConstantOutput,
     CountMode,
+    CursorOutput,
     FunctionCall,
     GlobalIdOutput,
+    JsonPathOutput,
     JsonRows,
     JunctionLink,
     Link,
@@ -41,6 +43,7 @@ from svc.plan import (
     Read,
     ReadPlan,
     RootField,
+    RowsFormat,
     RowVersionOutput,
     Shape,
     Table,
@@ -62,8 +65,14 @@ class CompiledRead:
 
 
 def compile_read(plan: ReadPlan) -> CompiledRead:
-    """The statement answering every root field of the plan, one text column each (NULL for a JSON null)."""
+    """The statement answering every root field of the plan, one text column each (NULL for a JSON null); a
+    split root answers one column per member of its connection instead."""
     compiler = _Compiler()
+    if len(plan.roots) == 1 and plan.roots[0].split:
+        read = plan.roots[0].read
+        assert read is not None and read.cardinality is Cardinality.PAGE
+        statement = compiler.split_page(read)
+        return CompiledRead(statement.as_string(None), tuple(output.key for output in read.page_outputs))
     columns = [sql.SQL("({})::text").format(compiler.root(root)) for root in plan.roots]
     statement = sql.SQL("select {}").format(sql.SQL(", ").join(columns))
     return CompiledRead(statement.as_string(None), tuple(root.key for root in plan.roots))
@@ -97,7 +106,7 @@ class _Compiler:
             return self._hierarchy(read, parent)
         row = sql.Identifier(self._alias())
         inner = self.inner(read, parent)
-        joins, obj = self.row(read.shape, row)
+        joins, obj = self.row(read.shape, row, read)
         if read.cardinality is Cardinality.ONE:
             return sql.SQL("(select {} from ({}) {}{} limit 1)").format(obj, inner, row, joins)
         if read.cardinality is Cardinality.MANY:
@@ -197,11 +206,15 @@ class _Compiler:
 
     # --- the JSON of a row -------------------------------------------------------------------------------------
 
-    def row(self, shape: Shape, row: sql.Identifier) -> tuple[sql.Composable, sql.Composable]:
-        """(lateral joins, the JSON object) of an inner row."""
+    def row(self, shape: Shape, row: sql.Identifier, read: Read | None = None) -> tuple[sql.Composable, sql.Composable]:
+        """(lateral joins, the JSON object) of an inner row of `read`."""
         joins: list[sql.Composable] = []
         pairs: list[tuple[str, sql.Composable]] = []
         for output in shape.outputs:
+            if isinstance(output, CursorOutput):
+                assert read is not None
+                pairs.append((output.key, self._cursor(read, row)))
+                continue
             if not isinstance(output, NestedOutput):
                 pairs.append((output.key, self._output(output, row)))
                 continue
@@ -222,6 +235,10 @@ class _Compiler:
             return sql.SQL("null") if output.value is None else sql.SQL("{}::text").format(sql.Literal(output.value))
         if isinstance(output, GlobalIdOutput):
             return global_id(output.type_name, sql.SQL("{}.{}").format(row, sql.Identifier(output.column)))
+        if isinstance(output, JsonPathOutput):
+            return sql.SQL("jsonb_path_query_first({}.{}::jsonb, {})").format(
+                row, sql.Identifier(output.column), param(output.path)
+            )
         assert isinstance(output, RowVersionOutput)
         if output.system:
             return sql.SQL("{}.__xmin::text").format(row)
@@ -328,19 +345,42 @@ class _Compiler:
         obj: sql.Composable,
     ) -> sql.Composable:
         """A connection object from its rows, numbered in reading order (`__n`) and counted (`__c`)."""
+        numbered, members = self._numbered(read, parent=parent, row=row, inner=inner, joins=joins, obj=obj)
+        # One object whatever is selected: `group by ()` makes it one group even when no member aggregates.
+        return sql.SQL("(select {} from {} group by ())").format(json_object(members), numbered)
+
+    def split_page(self, read: Read) -> sql.Composable:
+        """A root connection as a statement with one text column per member (in `page_outputs` order)."""
+        row = sql.Identifier(self._alias())
+        inner = self.inner(read, None)
+        joins, obj = self.row(read.shape, row, read)
+        numbered, members = self._numbered(read, parent=None, row=row, inner=inner, joins=joins, obj=obj)
+        columns = sql.SQL(", ").join(sql.SQL("({})::text").format(value) for _, value in members)
+        return sql.SQL("select {} from {} group by ()").format(columns, numbered)
+
+    def _numbered(
+        self,
+        read: Read,
+        *,
+        parent: sql.Identifier | None,
+        row: sql.Identifier,
+        inner: sql.Composable,
+        joins: sql.Composable,
+        obj: sql.Composable,
+    ) -> tuple[sql.Composable, list[tuple[str, sql.Composable]]]:
+        """The page's rows, numbered in reading order (`__n`) and counted (`__c`), as a FROM item, and the
+        connection's members over them."""
         rows = sql.Identifier(self._alias())
         page = read.page
         window = sql.SQL("order by {}").format(self._order_items(_values_of(read, row), read, page.backward))
         if not read.order:
             window = sql.SQL("")
         numbered = sql.SQL(
-            "select {obj} as j, {cursor} as c, row_number() over ({window}) as __n, count(*) over () as __c"
-            " from ({inner}) {row}{joins}"
-        ).format(obj=obj, cursor=self._cursor(read, row), window=window, inner=inner, row=row, joins=joins)
+            "(select {obj} as j, {cursor} as c, row_number() over ({window}) as __n, count(*) over () as __c"
+            " from ({inner}) {row}{joins}) {rows}"
+        ).format(obj=obj, cursor=self._cursor(read, row), window=window, inner=inner, row=row, joins=joins, rows=rows)
         page_ = _PageWriter(self, read, parent, rows)
-        members = [(output.key, page_.member(output)) for output in read.page_outputs]
-        # One object whatever is selected: `group by ()` makes it one group even when no member aggregates.
-        return sql.SQL("(select {} from ({}) {} group by ())").format(json_object(members), numbered, rows)
+        return numbered, [(output.key, page_.member(output)) for output in read.page_outputs]
 
     def _cursor(self, read: Read, row: sql.Identifier) -> sql.Composable:
         """An opaque cursor: base64 of the JSON array [signature, order values...] (SPEC "Pagination rules" 5)."""
@@ -416,7 +456,9 @@ class _PageWriter:
             return json_object([(m.key, self.member(m)) for m in output.members])
         member, rows = output.member, self._rows
         if member is PageMember.NODES:
-            return self._aggregate(sql.SQL("{}.j").format(rows))
+            return self._nodes(output.format)
+        if member is PageMember.NODE_COUNT:
+            return sql.SQL("count(*) filter (where {})").format(self._within)
         if member is PageMember.EDGES:
             assert output.edge is not None
             edge = [(key, sql.SQL("{}.c").format(rows)) for key in output.edge.cursor_keys]
@@ -433,6 +475,16 @@ class _PageWriter:
             return self._has_more(ahead=(member is PageMember.HAS_NEXT_PAGE) != self._page.backward)
         assert member is PageMember.TOTAL_COUNT
         return self._total(output)
+
+    def _nodes(self, format: RowsFormat) -> sql.Composable:
+        """The page's rows: a JSON array, or text (NDJSON lines, CSV records) with no header."""
+        if format is RowsFormat.JSON:
+            return self._aggregate(sql.SQL("{}.j").format(self._rows))
+        line = sql.SQL("{}.j::text").format(self._rows) if format is RowsFormat.NDJSON else _csv_record(self._rows)
+        end = sql.SQL("E'\\n'") if format is RowsFormat.NDJSON else sql.SQL("E'\\r\\n'")
+        return sql.SQL("coalesce(string_agg({l} || {e}, '' order by {r}.__n{d}) filter (where {w}), '')").format(
+            l=line, e=end, r=self._rows, d=self._direction, w=self._within
+        )
 
     def _aggregate(self, value: sql.Composable) -> sql.Composable:
         return sql.SQL("coalesce(json_agg({v} order by {r}.__n{d}) filter (where {w}), '[]'::json)").format(
@@ -465,6 +517,21 @@ class _PageWriter:
         )
 
 
+def _csv_record(rows: sql.Identifier) -> sql.Composable:
+    """One CSV record of a row's JSON object, its values in key order: strings as they are, other values as their
+    JSON text, null as an empty field; a field holding a quote, comma, line break, edge spaces or nothing is quoted
+    (so an empty string differs from null)."""
+    text = sql.SQL("(case json_typeof(f.value) when 'string' then f.value #>> '{{}}' else f.value::text end)")
+    quoted = sql.SQL(
+        "(case when json_typeof(f.value) = 'null' then ''"
+        " when {t} = '' or {t} ~ '[\",\\r\\n]|^\\s|\\s$' then '\"' || replace({t}, '\"', '\"\"') || '\"'"
+        " else {t} end)"
+    ).format(t=text)
+    return sql.SQL(
+        "(select string_agg({}, ',' order by f.n) from json_each({}.j) with ordinality f(key, value, n))"
+    ).format(quoted, rows)
+
+
 def _values_of(read: Read, row: sql.Identifier) -> list[sql.Composable]:
     """The inner rows' order values, `row.__o1`..."""
     return [sql.SQL("{}.{}").format(row, sql.Identifier(f"__o{p}")) for p in range(1, len(read.order) + 1)]
@@ -478,7 +545,11 @@ def _needed_columns(read: Read) -> list[str]:
     """The table columns the read's rows are used for: outputs, links to nested reads, and hierarchies."""
     needed: dict[str, None] = {}
     for output in read.shape.outputs:
-        column = output.column if isinstance(output, (ColumnOutput, GlobalIdOutput, RowVersionOutput)) else None
+        column = (
+            output.column
+            if isinstance(output, (ColumnOutput, GlobalIdOutput, RowVersionOutput, JsonPathOutput))
+            else None
+        )
         if column is not None:
             needed[column] = None
         elif isinstance(output, ComputedOutput):
