@@ -33,7 +33,7 @@ from graphql.execution.values import VariableValues, get_variable_values
 from svc.config import ErrorsConfig
 from svc.db import Session, Transaction
 from svc.errors import Code, SvcError
-from svc.pipeline import MutationFailed, Mutations, Pipeline, StatementCache, application_error
+from svc.pipeline import MutationFailed, Mutations, Pipeline, StatementCache, answer_error
 from svc.plan import ReadPlan
 
 from ._mutations import MutationPlanner
@@ -44,10 +44,6 @@ log = logging.getLogger("svc.graphql")
 DOCUMENT_CACHE_SIZE = 500
 #: Failures of the whole request, never retried field by field (SPEC "Partial results").
 _WHOLE_REQUEST = frozenset({Code.STATEMENT_TIMEOUT, Code.DATABASE_UNAVAILABLE, Code.SCHEMA_CHANGED})
-#: SQLSTATEs that name bad input the planner could not check: an invalid regular expression or JSON path.
-_BAD_INPUT_STATES = frozenset(
-    {"2201B", "22P02", "2203A", "2203B", "2203C", "2203D", "2203E", "2203F", "22033", "22034"}
-)
 _ON_ERROR = {"PROPAGATE": "PROPAGATE", "NULL": "NULL", "NO_PROPAGATE": "NULL", "HALT": "HALT", "ABORT": "HALT"}
 
 
@@ -170,7 +166,7 @@ class GraphqlEndpoint:
             return answer.response(b"{" + nulls + b"}")
         except SvcError as error:
             return answer.failed(error)
-        members = (json.dumps(key).encode() + b":" + payload for key, payload in payloads)
+        members = (json.dumps(payload.step.key).encode() + b":" + payload.json() for payload in payloads)
         return answer.response(b"{" + b",".join(members) + b"}")
 
     def _operation(self, request: GraphqlRequest) -> tuple[OperationDefinitionNode, DocumentNode]:
@@ -317,21 +313,7 @@ class _Answer:
 
     def database_error(self, exc: BaseException) -> SvcError:
         """The typed error a database failure is answered with; masked (and logged) unless `errors.detail: full`."""
-        if isinstance(exc, SvcError):
-            return exc
-        assert isinstance(exc, psycopg.Error)
-        named = application_error(exc, self.errors_config)
-        if named is not None:
-            return named
-        if exc.sqlstate in _BAD_INPUT_STATES or (exc.sqlstate == "42601" and "jsonpath" in str(exc)):
-            return SvcError(Code.BAD_USER_INPUT, exc.diag.message_primary or "invalid input")
-        log.error("database error answering a GraphQL request: %s", exc, exc_info=exc)
-        if self.full_detail:
-            return SvcError(Code.INTERNAL_SERVER_ERROR, f"database error ({exc.sqlstate}): {exc.diag.message_primary}")
-        return SvcError(
-            Code.INTERNAL_SERVER_ERROR,
-            f"an internal error occurred; it was logged under request id {self.request_id}",
-        )
+        return answer_error(exc, self.errors_config, self.request_id)
 
     def response(self, data: bytes | None) -> GraphqlResponse:
         parts = []

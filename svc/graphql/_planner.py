@@ -13,7 +13,6 @@ import attrs
 from graphql import FieldNode, GraphQLField, GraphQLObjectType, GraphQLSchema, OperationDefinitionNode
 from graphql.execution.values import get_argument_values
 
-from svc.catalog import RelationKind
 from svc.config import LimitsConfig
 from svc.errors import SvcError
 from svc.model import (
@@ -64,7 +63,6 @@ from svc.plan import (
     Read,
     ReadPlan,
     RootField,
-    RowVersionOutput,
     Shape,
     ValueMap,
     ValueMapping,
@@ -73,6 +71,7 @@ from svc.plan import (
     decode_global_id,
     key_value,
     link_of,
+    row_version,
     table,
     value_map,
 )
@@ -422,7 +421,7 @@ class PlanRun:
                 assert field is not None
                 outputs.append(ColumnOutput(key, field.column, self._map(field.type, [])))
             elif kind is FieldKind.ROW_VERSION:
-                outputs.append(_row_version(key, entity))
+                outputs.append(row_version(key, entity))
             elif kind is FieldKind.COLUMN:
                 assert meaning.field is not None
                 outputs.append(ColumnOutput(key, meaning.field.column, self._map(meaning.field.type, nodes)))
@@ -565,14 +564,6 @@ class _Selected:
             elif side == "end":
                 end = key
         return start, end, value_key, inclusive_key
-
-
-def _row_version(key: str, entity: Entity) -> RowVersionOutput:
-    """SPEC "Fields present on generated types": the version column, else the system transaction id (tables)."""
-    if entity.version_column is not None:
-        return RowVersionOutput(key, entity.version_column, system=False)
-    system = entity.kind in (RelationKind.TABLE, RelationKind.PARTITIONED_TABLE)
-    return RowVersionOutput(key, None, system=system)
 
 
 def _merge(into: Collected, more: Collected) -> None:

@@ -9,6 +9,7 @@ names errors by constraint name (which wins) or SQLSTATE.
 """
 
 import json
+import logging
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -22,6 +23,12 @@ from svc.errors import Code, SvcError
 from svc.model import Entity, EntityRef, ErrorCode, ErrorKind, Model
 from svc.plan import render_path, typed_error
 
+log = logging.getLogger("svc.pipeline")
+
+#: SQLSTATEs that name bad input the planner could not check: an invalid regular expression or JSON path.
+_BAD_INPUT_STATES = frozenset(
+    {"2201B", "22P02", "2203A", "2203B", "2203C", "2203D", "2203E", "2203F", "22033", "22034"}
+)
 #: `Key (email)=(a@b.c) already exists.` / `Key (author_id)=(9) is not present in table "people".`
 _KEY_DETAIL = re.compile(r"Key \((?P<columns>.*)\)=\((?P<values>.*)\)")
 
@@ -90,6 +97,26 @@ def application_error(exc: psycopg.Error, errors: ErrorsConfig) -> SvcError | No
     if re.fullmatch(r"PT\d\d\d", state):
         return _custom(exc, int(state[2:]))
     return None
+
+
+def answer_error(exc: BaseException, errors: ErrorsConfig, request_id: str) -> SvcError:
+    """The typed error a request's database failure is answered with (SPEC "Masking"): errors the application
+    names, bad input the database found (an invalid regular expression or JSON path), else masked under the request
+    id (and logged) unless `errors.detail: full`."""
+    if isinstance(exc, SvcError):
+        return exc
+    assert isinstance(exc, psycopg.Error)
+    named = application_error(exc, errors)
+    if named is not None:
+        return named
+    if exc.sqlstate in _BAD_INPUT_STATES or (exc.sqlstate == "42601" and "jsonpath" in str(exc)):
+        return SvcError(Code.BAD_USER_INPUT, exc.diag.message_primary or "invalid input")
+    log.error("database error answering request %s: %s", request_id, exc, exc_info=exc)
+    if errors.detail == "full":
+        return SvcError(Code.INTERNAL_SERVER_ERROR, f"database error ({exc.sqlstate}): {exc.diag.message_primary}")
+    return SvcError(
+        Code.INTERNAL_SERVER_ERROR, f"an internal error occurred; it was logged under request id {request_id}"
+    )
 
 
 def _referenced_by(exc: psycopg.Error, model: Model, rows: Sequence[RowInput]) -> SvcError | None:

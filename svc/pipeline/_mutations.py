@@ -47,9 +47,39 @@ class MutationFailed(Exception):
 
 
 @attrs.frozen
-class _Outcome:
+class Outcome:
+    """The rows a write touched, as the write statements answered them (written, or deleted), and as they were."""
+
     rows: list[Row]
     previous: list[Row]
+
+
+@attrs.frozen
+class Payload:
+    """One root field's answer: its payload read's JSON texts by root key (a function call's under the step's
+    key), and the write's outcome."""
+
+    step: MutationStep
+    texts: Mapping[str, bytes | None]
+    outcome: Outcome = Outcome([], [])
+
+    def json(self) -> bytes:
+        """The payload object of a GraphQL mutation field, written around the texts (never decoded)."""
+        step = self.step
+        if step.call is not None:
+            return self.texts.get(step.key) or b"null"
+        parts = []
+        for member in step.members:
+            if member.kind is PayloadKind.READ:
+                value = self.texts.get(member.key)
+            elif member.kind is PayloadKind.AFFECTED_COUNT:
+                value = str(len(self.outcome.rows)).encode()
+            elif member.kind is PayloadKind.DELETED_ID:
+                value = _deleted_id(step, self.outcome)
+            else:
+                value = json.dumps(member.constant).encode()
+            parts.append(json.dumps(member.key).encode() + b":" + (value if value is not None else b"null"))
+        return b"{" + b",".join(parts) + b"}"
 
 
 class Mutations:
@@ -69,17 +99,17 @@ class Mutations:
         tags: Mapping[str, str] | None = None,
         session: Session | None = None,
         transaction: Transaction | None = None,
-    ) -> list[tuple[str, bytes]]:
-        """Each root field's payload (JSON text) by key. Raises MutationFailed (rolled back), or the executor's
-        SvcError for failures of the whole request (the database unavailable, a statement timeout)."""
+    ) -> list[Payload]:
+        """Each root field's payload, in order. Raises MutationFailed (rolled back), or the executor's SvcError for
+        failures of the whole request (the database unavailable, a statement timeout)."""
         current = [plan.steps[0].key if plan.steps else ""]
 
-        async def work(tx: Transaction) -> list[tuple[str, bytes]]:
+        async def work(tx: Transaction) -> list[Payload]:
             runner = WriteRunner(tx, self.model, self.errors, self.writes)
             answers = []
             for step in plan.steps:
                 current[0] = step.key
-                answers.append((step.key, await self._step(tx, runner, step)))
+                answers.append(await self._step(tx, runner, step))
             return answers
 
         try:
@@ -95,14 +125,14 @@ class Mutations:
             typed = write_error(exc, self.model, self.errors, (), None)
             raise MutationFailed(current[0], typed or exc) from exc
 
-    async def _step(self, tx: Transaction, runner: WriteRunner, step: MutationStep) -> bytes:
+    async def _step(self, tx: Transaction, runner: WriteRunner, step: MutationStep) -> Payload:
         try:
             if step.call is not None:
                 compiled = self.statements.compiled(step.call)
                 (text,) = await tx.fetch_raw(compiled.statement, _named(step.call_values))
-                return text if text is not None else b"null"
+                return Payload(step, {step.key: text})
             outcome = await self._write(runner, step)
-            return await self._payload(tx, step, outcome)
+            return Payload(step, await self._payload(tx, step, outcome), outcome)
         except psycopg.Error as exc:
             # A function's or a payload read's failure: typed where the catalog or the application names it.
             if exc.sqlstate in RETRYABLE_SQLSTATES:
@@ -112,22 +142,24 @@ class Mutations:
                 raise
             raise typed from exc
 
-    async def _write(self, runner: WriteRunner, step: MutationStep) -> _Outcome:
+    async def _write(self, runner: WriteRunner, step: MutationStep) -> Outcome:
         write = step.write
         if isinstance(write, tuple):
             written = await runner.rows(write)
-            return _Outcome([w.row for w in written if w.row is not None], [w.previous for w in written if w.previous])
+            return Outcome([w.row for w in written if w.row is not None], [w.previous for w in written if w.previous])
         if isinstance(write, RowWrite):
             one = await runner.row(write)
-            return _Outcome([one.row] if one.row else [], [one.previous] if one.previous else [])
+            return Outcome([one.row] if one.row else [], [one.previous] if one.previous else [])
         if isinstance(write, DeleteWrite):
             deleted = await runner.delete(write)
-            return _Outcome([deleted] if deleted else [], [])
+            return Outcome([deleted] if deleted else [], [])
         assert isinstance(write, BulkWrite)
         bulk = await runner.bulk(write)
-        return _Outcome(bulk.rows, bulk.previous)
+        return Outcome(bulk.rows, bulk.previous)
 
-    async def _payload(self, tx: Transaction, step: MutationStep, outcome: _Outcome) -> bytes:
+    async def _payload(self, tx: Transaction, step: MutationStep, outcome: Outcome) -> dict[str, bytes | None]:
+        """The payload read's texts by root key: its slots filled with the written rows' keys, the rows themselves
+        and the rows as they were."""
         values = list(step.payload_values)
         slots = step.slots
         if slots.keys is not None:
@@ -136,23 +168,11 @@ class Mutations:
             values[slots.rows] = encode_json(outcome.rows)
         if slots.previous is not None:
             values[slots.previous] = encode_json(outcome.previous)
-        texts: dict[str, bytes | None] = {}
-        if step.payload is not None:
-            compiled = self.statements.compiled(step.payload)
-            answers = await tx.fetch_raw(compiled.statement, _named(values))
-            texts = dict(zip((root.key for root in step.payload.roots), answers, strict=True))
-        parts = []
-        for member in step.members:
-            if member.kind is PayloadKind.READ:
-                value = texts.get(member.key)
-            elif member.kind is PayloadKind.AFFECTED_COUNT:
-                value = str(len(outcome.rows)).encode()
-            elif member.kind is PayloadKind.DELETED_ID:
-                value = _deleted_id(step, outcome)
-            else:
-                value = json.dumps(member.constant).encode()
-            parts.append(json.dumps(member.key).encode() + b":" + (value if value is not None else b"null"))
-        return b"{" + b",".join(parts) + b"}"
+        if step.payload is None:
+            return {}
+        compiled = self.statements.compiled(step.payload)
+        answers = await tx.fetch_raw(compiled.statement, _named(values))
+        return dict(zip((root.key for root in step.payload.roots), answers, strict=True))
 
 
 async def _in_savepoint(tx: Transaction, work: Any) -> Any:
@@ -167,7 +187,7 @@ async def _in_savepoint(tx: Transaction, work: Any) -> Any:
     return result
 
 
-def _deleted_id(step: MutationStep, outcome: _Outcome) -> bytes | None:
+def _deleted_id(step: MutationStep, outcome: Outcome) -> bytes | None:
     if not step.type_name or not outcome.rows:
         return None
     (column,) = step.key_columns

@@ -73,7 +73,7 @@ from ._ir import (
     ValueMap,
     ValueMapping,
 )
-from ._mapping import EVERYTHING, Everything, Selection, value_map
+from ._mapping import EVERYTHING, Everything, Selection, row_version, value_map
 from ._operators import (
     LIST,
     FilterOperator,
@@ -103,6 +103,7 @@ from ._writes import (
 )
 
 __all__ = [
+    "row_version",
     "Budget",
     "CursorOutput",
     "JsonPathOutput",

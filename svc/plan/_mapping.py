@@ -8,9 +8,10 @@ from typing import Protocol
 
 import attrs
 
-from svc.model import CompositeType, Field, Model, RangeType, Scalar, ValueKind, ValueType
+from svc.catalog import RelationKind
+from svc.model import CompositeType, Entity, Field, Model, RangeType, Scalar, ValueKind, ValueType
 
-from ._ir import AttributeOutput, CompositeMap, EnumMap, RangeMap, ValueMap, ValueMapping
+from ._ir import AttributeOutput, CompositeMap, EnumMap, RangeMap, RowVersionOutput, ValueMap, ValueMapping
 
 
 class Selection(Protocol):
@@ -65,3 +66,11 @@ def value_map(type_: ValueType, model: Model, selection: Selection = EVERYTHING)
         for key, field, inner in selection.attributes(composite)
     )
     return CompositeMap(outputs)
+
+
+def row_version(key: str, entity: Entity) -> RowVersionOutput:
+    """SPEC "Fields present on generated types": the version column, else the system transaction id (tables)."""
+    if entity.version_column is not None:
+        return RowVersionOutput(key, entity.version_column, system=False)
+    system = entity.kind in (RelationKind.TABLE, RelationKind.PARTITIONED_TABLE)
+    return RowVersionOutput(key, None, system=system)

@@ -72,7 +72,7 @@ async def test_database_errors_are_masked_in_prod(gql, caplog):
     assert error["extensions"]["code"] == "INTERNAL_SERVER_ERROR"
     assert error["path"] == ["fail"]
     assert "secret" not in str(body) and error["extensions"]["requestId"] in error["message"]
-    assert any("refused: secret" in r.getMessage() for r in caplog.records if r.name == "svc.graphql")
+    assert any("refused: secret" in r.getMessage() for r in caplog.records if r.name == "svc.pipeline")
 
 
 async def test_database_errors_show_with_full_detail(tmp_path, database_url):

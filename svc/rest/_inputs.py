@@ -1,0 +1,300 @@
+"""REST inputs in the GraphQL input shapes, validated against the GraphQL input types to any depth (SPEC "REST API"
+-> strictness: bodies and filters are validated against the GraphQL input types; an error names the path).
+
+Three jobs: URL texts become typed values by the input type they fill (`5` for an Int, `a,b` for a list, `[1,5)` for
+a range); REST names become GraphQL names (`id` is `rowId` where GraphQL calls the key so; database column names
+are accepted too); and the value is coerced by graphql-core against the input type, so unknown members, missing
+required members and values that do not fit are 400 naming the parameter or body path. Bracket filters
+(`filter[title][like]=x`) are translated to the `<Type>Filter` shape here, REST operator names to GraphQL ones.
+"""
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from graphql import (
+    GraphQLEnumType,
+    GraphQLError,
+    GraphQLInputObjectType,
+    GraphQLInputType,
+    GraphQLList,
+    GraphQLNonNull,
+    GraphQLScalarType,
+    GraphQLSchema,
+    coerce_input_value,
+)
+
+from svc.errors import Code, SvcError
+from svc.model import Cardinality, Entity, Model
+
+from ._query import Parameter
+
+#: REST operator names (SPEC "List query parameters") to GraphQL filter operators; GraphQL names work as they are.
+OPERATORS = {
+    "eq": "equalTo", "neq": "notEqualTo", "gt": "greaterThan", "gte": "greaterThanOrEqualTo", "lt": "lessThan",
+    "lte": "lessThanOrEqualTo", "in": "in", "nin": "notIn", "like": "like", "ilike": "likeInsensitive",
+    "startsWith": "startsWith", "endsWith": "endsWith", "isNull": "isNull", "regex": "regex",
+    "iregex": "regexInsensitive", "match": "regex", "imatch": "regexInsensitive", "isDistinctFrom": "distinctFrom",
+    "gtAny": "greaterThanAny", "gtAll": "greaterThanAll", "gteAny": "greaterThanOrEqualToAny",
+    "gteAll": "greaterThanOrEqualToAll", "ltAny": "lessThanAny", "ltAll": "lessThanAll",
+    "lteAny": "lessThanOrEqualToAny", "lteAll": "lessThanOrEqualToAll", "likeAny": "likeAny", "likeAll": "likeAll",
+    "ilikeAny": "likeInsensitiveAny", "ilikeAll": "likeInsensitiveAll",
+}  # fmt: skip
+#: Members of a to-many relation filter (SPEC "Filter and condition inputs").
+QUANTIFIERS = frozenset({"some", "every", "none", "count", "sum", "avg", "min", "max"})
+
+
+def bad(message: str, name: str) -> SvcError:
+    return SvcError(Code.BAD_USER_INPUT, message, extensions={"field": name})
+
+
+def unwrap(type_: GraphQLInputType) -> GraphQLInputType:
+    return type_.of_type if isinstance(type_, GraphQLNonNull) else type_
+
+
+class InputTypes:
+    """The GraphQL input types of one schema, and which entity each entity-shaped input type belongs to."""
+
+    def __init__(self, schema: GraphQLSchema, model: Model) -> None:
+        self.schema = schema
+        self.model = model
+        self.entities: dict[str, Entity] = {}
+        for entity in model.entities:
+            names = entity.names
+            for name in (names.filter, names.condition, names.key_input, names.create_input, names.update_input,
+                         names.aggregate_filter):  # fmt: skip
+                self.entities[name] = entity
+        self.to_many: dict[str, Entity] = {entity.names.to_many_filter: entity for entity in model.entities}
+
+    def get(self, name: str) -> GraphQLInputObjectType | None:
+        """An input type of the schema (None when pruned away or never generated)."""
+        type_ = self.schema.type_map.get(name)
+        return type_ if isinstance(type_, GraphQLInputObjectType) else None
+
+    # --- validation ----------------------------------------------------------------------------------------------
+
+    def coerce(self, value: Any, type_name: str, where: Callable[[Sequence[str | int]], str]) -> Any:
+        """`value` (REST names allowed) validated and coerced against the input type; SvcError naming the path
+        (`where` renders a path of GraphQL names the way the client wrote it)."""
+        type_ = self.get(type_name)
+        if type_ is None:
+            raise bad(f"{type_name} takes no input here", where(()))
+        renamed = self.graphql_names(value, type_, ())
+
+        def on_error(path: Sequence[str | int], invalid: Any, error: GraphQLError) -> None:
+            message = error.message.rstrip(".")
+            raise bad(f"{where(path)}: {message}" if path else message, where(path))
+
+        return coerce_input_value(renamed, type_, on_error)
+
+    def graphql_names(self, value: Any, type_: GraphQLInputType, path: tuple[str | int, ...]) -> Any:
+        """The value with each member of an entity's input named as GraphQL names it: REST names (`id` for the
+        key GraphQL calls `rowId`) and database column names are accepted."""
+        type_ = unwrap(type_)
+        if isinstance(type_, GraphQLList):
+            items = value if isinstance(value, list) else [value]
+            renamed = [self.graphql_names(item, type_.of_type, (*path, i)) for i, item in enumerate(items)]
+            return renamed if isinstance(value, list) else renamed[0]
+        if not isinstance(type_, GraphQLInputObjectType) or not isinstance(value, dict):
+            return value
+        entity = self.entities.get(type_.name)
+        members: dict[str, Any] = {}
+        for name, member in value.items():
+            graphql_name = name
+            if entity is not None and name not in type_.fields:
+                field = entity.rest_field(name)
+                if field is not None:
+                    graphql_name = field.name
+            if graphql_name in members:
+                raise bad(f"{name} is given twice (under two names)", _render((*path, name)))
+            definition = type_.fields.get(graphql_name)
+            members[graphql_name] = (
+                member if definition is None else self.graphql_names(member, definition.type, (*path, name))
+            )
+        return members
+
+    # --- bracket filters -----------------------------------------------------------------------------------------
+
+    def filter_members(self, entity: Entity, parameter: Parameter, type_name: str | None = None) -> dict[str, Any]:
+        """`filter[...]` members in the `<Type>Filter` shape (values typed by the inputs they fill), not yet
+        coerced: `filter[title][like]=x&filter[or][0][pages][gt]=100`."""
+        type_ = self.get(type_name or entity.names.filter)
+        if type_ is None:
+            raise bad(f"{entity.type_name} rows cannot be filtered", parameter.name)
+        if parameter.value is not None and parameter.members:
+            raise bad(f"{parameter.name} takes a value or members, not both", parameter.name)
+        value: dict[str, Any] = {}
+        for name, member in parameter.members.items():
+            if name in ("and", "or"):
+                if member.value is not None or not all(i.isdigit() for i in member.members):
+                    raise bad(f"{member.name} takes numbered members: {member.name}[0][...]", member.name)
+                ordered = sorted(member.members.items(), key=lambda item: int(item[0]))
+                value[name] = [self.filter_members(entity, m, type_.name) for _, m in ordered]
+            elif name == "not":
+                value[name] = self.filter_members(entity, member, type_.name)
+            else:
+                graphql_name, inner = self._filter_field(entity, type_, name, member)
+                value[graphql_name] = inner
+        return value
+
+    def _filter_field(
+        self, entity: Entity, type_: GraphQLInputObjectType, name: str, member: Parameter
+    ) -> tuple[str, Any]:
+        field = entity.rest_field(name)
+        graphql_name = field.name if field is not None and name not in type_.fields else name
+        definition = type_.fields.get(graphql_name)
+        if definition is None:
+            raise bad(f"{entity.type_name} has no filterable field {name!r}", member.name)
+        inner_type = unwrap(definition.type)
+        assert isinstance(inner_type, GraphQLInputObjectType)
+        relation = next((r for r in entity.relations if r.name == graphql_name), None)
+        if relation is None:
+            return graphql_name, self._operators(inner_type, member)
+        target = self.model.entity(relation.target)
+        if relation.kind is Cardinality.TO_ONE:
+            return graphql_name, self.filter_members(target, member, inner_type.name)
+        quantified: dict[str, Any] = {}
+        for word, inner in member.members.items():
+            definition = inner_type.fields.get(word)
+            if word not in QUANTIFIERS or definition is None:
+                raise bad(f"{member.name} takes some, every, none, count or an aggregate; got {word!r}", inner.name)
+            word_type = unwrap(definition.type)
+            assert isinstance(word_type, GraphQLInputObjectType)
+            if word in ("some", "every", "none"):
+                quantified[word] = self.filter_members(target, inner, word_type.name)
+            elif word == "count":
+                quantified[word] = self._operators(word_type, inner)
+            else:
+                columns: dict[str, Any] = {}
+                for column, operators in inner.members.items():
+                    column_field = target.rest_field(column)
+                    column_name = column_field.name if column_field and column not in word_type.fields else column
+                    column_definition = word_type.fields.get(column_name)
+                    if column_definition is None:
+                        raise bad(f"{word} is not offered for {column!r} of {target.type_name}", operators.name)
+                    column_type = unwrap(column_definition.type)
+                    assert isinstance(column_type, GraphQLInputObjectType)
+                    columns[column_name] = self._operators(column_type, operators)
+                quantified[word] = columns
+        return graphql_name, quantified
+
+    def _operators(self, type_: GraphQLInputObjectType, parameter: Parameter) -> dict[str, Any]:
+        """`[op]=value` members of a value filter (`StringFilter`, `IntFilter`...), values typed."""
+        if parameter.value is not None or not parameter.members:
+            raise bad(f"{parameter.name} needs an operator: {parameter.name}[eq]=...", parameter.name)
+        operators: dict[str, Any] = {}
+        for name, operand in parameter.members.items():
+            if operand.members or operand.value is None:
+                raise bad(f"{operand.name} takes a value", operand.name)
+            graphql_name = OPERATORS.get(name, name)
+            if name == "contains" and "containsElement" in type_.fields and not _looks_like_range(operand.value):
+                graphql_name = "containsElement"  # a range contains an element (SPEC: range `contains` (element))
+            definition = type_.fields.get(graphql_name)
+            if definition is None:
+                raise bad(f"{name!r} is not an operator of {type_.name}", operand.name)
+            operators[graphql_name] = url_value(operand.value, definition.type, operand.name, self.schema)
+        return operators
+
+
+def url_value(text: str, type_: GraphQLInputType, name: str, schema: GraphQLSchema) -> Any:
+    """A URL parameter's text as the value of an input type: numbers and booleans parsed, lists comma-separated
+    (or a JSON array), ranges as `[lower,upper)` text (or a JSON object), JSON as JSON text."""
+    type_ = unwrap(type_)
+    if isinstance(type_, GraphQLList):
+        return [url_value(item, type_.of_type, name, schema) for item in list_items(text, name)]
+    if isinstance(type_, GraphQLInputObjectType):
+        return range_value(text, type_, name, schema)
+    if isinstance(type_, GraphQLEnumType):
+        return text
+    assert isinstance(type_, GraphQLScalarType)
+    kind = type_.name
+    if kind == "Int":
+        try:
+            return int(text)
+        except ValueError:
+            raise bad(f"{name}: expected a whole number; got {text!r}", name) from None
+    if kind == "Float":
+        try:
+            return float(text)
+        except ValueError:
+            raise bad(f"{name}: expected a number; got {text!r}", name) from None
+    if kind == "Boolean":
+        if text.lower() in ("true", "false"):
+            return text.lower() == "true"
+        raise bad(f"{name}: expected true or false; got {text!r}", name)
+    if kind == "JSON":
+        try:
+            return json.loads(text)
+        except ValueError:
+            raise bad(f"{name}: expected JSON; got {text!r}", name) from None
+    return text
+
+
+def list_items(text: str, name: str) -> list[str]:
+    """`a,b,"c,d"` or a JSON array of strings and numbers; an empty text is an empty list."""
+    if text.startswith("["):
+        try:
+            items = json.loads(text)
+        except ValueError:
+            items = None
+        if isinstance(items, list):
+            return [item if isinstance(item, str) else json.dumps(item) for item in items]
+    if text == "":
+        return []
+    items, current, quoted, i = [], [], False, 0
+    while i < len(text):
+        char = text[i]
+        if char == '"' and (not current or quoted):
+            if quoted and i + 1 < len(text) and text[i + 1] == '"':
+                current.append('"')
+                i += 1
+            else:
+                quoted = not quoted
+        elif char == "," and not quoted:
+            items.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+        i += 1
+    if quoted:
+        raise bad(f"{name}: a quoted list item is not closed", name)
+    items.append("".join(current))
+    return items
+
+
+def range_value(text: str, type_: GraphQLInputObjectType, name: str, schema: GraphQLSchema) -> Any:
+    """A range input from `[lower,upper)` (an empty bound is unbounded) or a JSON object in the input's shape."""
+    if text.startswith("{"):
+        try:
+            return json.loads(text)
+        except ValueError:
+            raise bad(f"{name}: expected a range as JSON or [lower,upper)", name) from None
+    if len(text) < 3 or text[0] not in "[(" or text[-1] not in "])" or "," not in text:
+        raise bad(f"{name}: expected a range such as [1,5) or a JSON object with start and end", name)
+    lower, upper = text[1:-1].split(",", 1)
+    bound_type = unwrap(type_.fields["start"].type)
+    assert isinstance(bound_type, GraphQLInputObjectType)
+    value_type = bound_type.fields["value"].type
+
+    def bound(item: str, inclusive: bool) -> Any:
+        item = item.strip().strip('"')
+        return None if item == "" else {"value": url_value(item, value_type, name, schema), "inclusive": inclusive}
+
+    return {"start": bound(lower, text[0] == "["), "end": bound(upper, text[-1] == "]")}
+
+
+def _looks_like_range(text: str) -> bool:
+    return text[:1] in ("[", "(", "{")
+
+
+def _render(path: Sequence[str | int]) -> str:
+    rendered = ""
+    for part in path:
+        rendered += f"[{part}]" if isinstance(part, int) else (f".{part}" if rendered else str(part))
+    return rendered
+
+
+def as_mapping(value: Any, name: str) -> Mapping[str, Any]:
+    if not isinstance(value, dict):
+        raise bad(f"{name} must be a JSON object", name)
+    return value

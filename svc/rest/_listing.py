@@ -1,0 +1,437 @@
+"""What a REST read asks for, from URL parameters or a search body (SPEC "REST API" -> list query parameters,
+embedding controls, `POST /rest/{resource}/search`): the filter, order and page of the rows, and which members each
+row has: fields, included relations (each with its own fields, filter, order and page), arguments of computed
+fields and JSON paths.
+
+Names are checked against the entity here (unknown columns, relations and controls are 400 naming the parameter);
+filters are validated against the GraphQL filter types (`_inputs.py`); limits on includes (at most 10 relations,
+3 levels) are checked here, before any planning.
+"""
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from svc.errors import Code, SvcError
+from svc.model import Cardinality, Entity, Model, ReturnKind, upper_snake
+from svc.plan import EntityIndex, FieldKind
+
+from ._inputs import QUANTIFIERS, InputTypes, bad, list_items, url_value
+from ._query import Parameter, Parameters
+
+MAX_INCLUDES = 10
+MAX_INCLUDE_LEVELS = 3
+_ORDER_ITEM = re.compile(r"^(-?)([^:]+)((?::(?:asc|desc|nullsfirst|nullslast))*)$", re.IGNORECASE)
+
+
+@attrs.frozen
+class Selection:
+    """The members of each row of one read: `fields` (None: every column and the row version), computed fields'
+    arguments, JSON paths, and the included relations by field name."""
+
+    fields: tuple[str, ...] | None = None
+    arguments: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
+    paths: Mapping[str, str] = attrs.field(factory=dict)
+    includes: Mapping[str, "Include"] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class Include:
+    """An included relation (or hierarchy, or computed set of rows) and its embedding controls."""
+
+    path: str  # the include path (`posts.comments`), as controls name it
+    selection: Selection
+    filter: Mapping[str, Any] | None = None
+    order: tuple[str, ...] = ()
+    first: int | None = None
+    offset: int | None = None
+    depth: int | None = None
+    inner: bool = False
+    anti: bool = False
+
+
+@attrs.frozen
+class Listing:
+    """A read of an entity's rows: its filter (coerced `<Type>Filter` value), order (`<Type>OrderBy` values), page
+    and row members."""
+
+    selection: Selection = Selection()
+    filter: Mapping[str, Any] | None = None
+    order: tuple[str, ...] = ()
+    first: int | None = None
+    last: int | None = None
+    offset: int | None = None
+    after: str | None = None
+    before: str | None = None
+    cursors: bool = False
+
+
+class Listings:
+    """Reads listings out of requests against one model and its GraphQL input types."""
+
+    def __init__(self, model: Model, inputs: InputTypes, index: EntityIndex) -> None:
+        self.model = model
+        self.inputs = inputs
+        self.index = index
+
+    # --- from URL parameters -------------------------------------------------------------------------------------
+
+    def from_query(self, entity: Entity, parameters: Parameters, *, rows: bool = True) -> Listing:
+        """A list's parameters (`rows`), or a single row's (only members of the row: fields, include and the
+        embedding controls)."""
+        selection = self.selection_from_query(entity, parameters)
+        if not rows:
+            return Listing(selection)
+        filter_ = self.filter_from_query(entity, parameters.take("filter"), selection)
+        return Listing(
+            selection,
+            filter=filter_,
+            order=self.order(entity, _split(parameters.take_value("order")), "order"),
+            first=_count(parameters.take_value("first"), "first"),
+            last=_count(parameters.take_value("last"), "last"),
+            offset=_count(parameters.take_value("offset"), "offset"),
+            after=parameters.take_value("after"),
+            before=parameters.take_value("before"),
+            cursors=_switch(parameters.take_value("cursors"), "cursors"),
+        )
+
+    def selection_from_query(self, entity: Entity, parameters: Parameters) -> Selection:
+        """`fields`, `include` and the embedding controls, `args[...]`, `path[...]`, `inner`, `anti`."""
+        include = _split(parameters.take_value("include"))
+        controls = {
+            name: parameters.take_members(name) for name in ("fields", "order", "first", "offset", "depth", "asOf")
+        }
+        if controls["asOf"] or parameters.take_value("asOf") is not None:
+            raise bad(f"{entity.table} has no temporal key: asOf cannot be used", "asOf")
+        filters = self._embedded_filters(entity, parameters, set(include))
+        tree = self._include_tree(entity, include)
+        inner = _split(parameters.take_value("inner"))
+        anti = _split(parameters.take_value("anti"))
+        arguments: dict[str, dict[str, dict[str, Any]]] = {}
+        for name, member in parameters.take_members("args").items():
+            prefix, _, field = name.rpartition(".")
+            if member.value is not None or not member.members:
+                raise bad(f"{member.name} takes arguments: {member.name}[<argument>]=...", member.name)
+            arguments.setdefault(prefix, {})[field] = {arg: leaf for arg, leaf in member.members.items()}
+        paths: dict[str, dict[str, str]] = {}
+        for name, member in parameters.take_members("path").items():
+            prefix, _, column = name.rpartition(".")
+            if member.value is None or member.members:
+                raise bad(f"{member.name} takes a JSON path", member.name)
+            paths.setdefault(prefix, {})[column] = member.value
+        for path in (*inner, *anti):
+            if path not in tree.paths:
+                raise bad(
+                    f"{path!r} must be included to be used in inner or anti", "inner" if path in inner else "anti"
+                )
+
+        def values(control: str, path: str) -> str | None:
+            member = controls[control].pop(path, None)
+            if member is None:
+                return None
+            if member.members or member.value is None:
+                raise bad(f"{member.name} takes a value", member.name)
+            return member.value
+
+        def build(entity: Entity, node: "_Node", prefix: str) -> Selection:
+            fields = _split(values("fields", prefix)) if prefix else _split(parameters.take_value("fields"))
+            includes = {}
+            for name, child in node.children.items():
+                path = f"{prefix}.{name}" if prefix else name
+                target = child.entity
+                filter_parameter = filters.pop(path, None)
+                embedded_filter = None
+                if filter_parameter is not None:
+                    if not child.to_many:
+                        raise bad(f"only to-many relations take filter[{path}]", filter_parameter.name)
+                    embedded_filter = self.filter(target, filter_parameter)
+                order = _split(values("order", path))
+                first, offset, depth = values("first", path), values("offset", path), values("depth", path)
+                if (order or first is not None or offset is not None) and not child.to_many:
+                    raise bad(f"only to-many relations take order, first and offset ({path})", f"order[{path}]")
+                if depth is not None and not child.hierarchy:
+                    raise bad(f"only ancestors and descendants take depth ({path})", f"depth[{path}]")
+                includes[name] = Include(
+                    path,
+                    build(target, child, path),
+                    filter=embedded_filter,
+                    order=self.order(target, order, f"order[{path}]") if order else (),
+                    first=_count(first, f"first[{path}]"),
+                    offset=_count(offset, f"offset[{path}]"),
+                    depth=_count(depth, f"depth[{path}]"),
+                    inner=path in inner,
+                    anti=path in anti,
+                )
+            own_arguments = arguments.pop(prefix, {})
+            own_paths = paths.pop(prefix, {})
+            return Selection(
+                self._fields(entity, fields, prefix, own_arguments, own_paths) if fields else None,
+                self._arguments(entity, own_arguments, prefix),
+                self._paths(entity, own_paths, prefix),
+                includes,
+            )
+
+        selection = build(entity, tree, "")
+        for control, members in (*controls.items(), ("filter", filters), ("args", arguments), ("path", paths)):
+            for path in members:
+                raise bad(f"{control}[{path}] names nothing included", f"{control}[{path}]")
+        return selection
+
+    def _embedded_filters(self, entity: Entity, parameters: Parameters, include: set[str]) -> dict[str, Parameter]:
+        """`filter[rel][...]` members that are embedding controls, not conditions on the rows read: an included
+        to-many relation's filter (its next member a field, not some/every/none/count), or any dotted path."""
+        parameter = parameters.peek("filter")
+        if parameter is None:
+            return {}
+        embedded = {}
+        relations = {relation.name: relation for relation in entity.relations}
+        for name, member in list(parameter.members.items()):
+            relation = relations.get(name)
+            to_many = relation is not None and relation.kind is not Cardinality.TO_ONE
+            if "." in name or (name in include and to_many and not set(member.members) & QUANTIFIERS):
+                embedded[name] = parameter.members.pop(name)
+        if parameter.value is None and not parameter.members:
+            parameters.take("filter")
+        return embedded
+
+    def _include_tree(self, entity: Entity, paths: list[str]) -> "_Node":
+        root = _Node(entity)
+        if len(paths) > MAX_INCLUDES:
+            raise SvcError(
+                Code.BAD_USER_INPUT,
+                f"include names {len(paths)} relations, more than {MAX_INCLUDES}",
+                extensions={"field": "include", "limit": MAX_INCLUDES, "actual": len(paths)},
+            )
+        for path in paths:
+            parts = path.split(".")
+            if len(parts) > MAX_INCLUDE_LEVELS:
+                raise SvcError(
+                    Code.DEPTH_LIMIT_EXCEEDED,
+                    f"include {path!r} is {len(parts)} levels deep, more than {MAX_INCLUDE_LEVELS}",
+                    extensions={"field": "include", "limit": MAX_INCLUDE_LEVELS, "actual": len(parts)},
+                )
+            node = root
+            for part in parts:
+                node = node.child(part, self, path)
+            root.paths.add(path)
+        return root
+
+    # --- filters and orders --------------------------------------------------------------------------------------
+
+    def filter_from_query(
+        self, entity: Entity, parameter: Parameter | None, selection: Selection
+    ) -> Mapping[str, Any] | None:
+        """`filter[...]` conditions and `filter={json}` (both: all must hold)."""
+        if parameter is None:
+            return None
+        parts: list[Any] = []
+        if parameter.value is not None:
+            parts.append(_json_object(parameter.value, "filter"))
+        if parameter.members:
+            parts.append(self.inputs.filter_members(entity, Parameter("filter", None, parameter.members)))
+        value = parts[0] if len(parts) == 1 else {"and": parts}
+        return self.inputs.coerce(value, entity.names.filter, lambda path: _bracketed("filter", path))
+
+    def filter(self, entity: Entity, parameter: Parameter) -> Mapping[str, Any]:
+        """An embedding filter `filter[rel][...]` over the included rows."""
+        if parameter.value is not None:
+            value = _json_object(parameter.value, parameter.name)
+        else:
+            value = self.inputs.filter_members(entity, Parameter(parameter.name, None, parameter.members))
+        return self.inputs.coerce(value, entity.names.filter, lambda path: _bracketed(parameter.name, path))
+
+    def filter_from_body(self, entity: Entity, value: Any, name: str) -> Mapping[str, Any] | None:
+        if value is None:
+            return None
+        return self.inputs.coerce(value, entity.names.filter, lambda path: _dotted(name, path))
+
+    def order(self, entity: Entity, items: list[str], name: str) -> tuple[str, ...]:
+        """`name,-created_at,author.username:desc:nullsfirst,messagesCount` as `<Type>OrderBy` values."""
+        orders = self.index.orders(entity)
+        values = []
+        for item in items:
+            match = _ORDER_ITEM.match(item.strip())
+            if match is None:
+                raise bad(f"{name}: malformed order item {item!r}", name)
+            minus, target, suffixes = match.groups()
+            flags = [s.lower() for s in suffixes.split(":") if s]
+            descending = bool(minus) or "desc" in flags
+            base = self._order_base(entity, target)
+            if base in ("NATURAL",):
+                values.append("NATURAL")
+                continue
+            direction = "DESC" if descending else "ASC"
+            nulls = "nullsfirst" in flags if not descending else "nullslast" not in flags
+            value = f"{base}_{direction}"
+            if nulls != descending and f"{value}_NULLS_{'FIRST' if nulls else 'LAST'}" in orders:
+                value = f"{value}_NULLS_{'FIRST' if nulls else 'LAST'}"
+            if value not in orders:
+                raise bad(f"{name}: {entity.type_name} cannot be ordered by {target!r}", name)
+            values.append(value)
+        return tuple(values)
+
+    def _order_base(self, entity: Entity, target: str) -> str:
+        if target.lower() == "natural":
+            return "NATURAL"
+        if target.lower() in ("primary_key", "primarykey"):
+            return "PRIMARY_KEY"
+        if "." in target:
+            relation_name, _, column = target.partition(".")
+            relation = next((r for r in entity.relations if r.name == relation_name), None)
+            if relation is not None and relation.kind is Cardinality.TO_ONE:
+                field = self.model.entity(relation.target).rest_field(column)
+                return f"{upper_snake(relation.name)}_{upper_snake(field.name if field else column)}"
+            return upper_snake(target)
+        field = entity.rest_field(target)
+        return upper_snake(field.name if field else target)
+
+    # --- row members ---------------------------------------------------------------------------------------------
+
+    def _fields(
+        self,
+        entity: Entity,
+        names: list[str],
+        prefix: str,
+        arguments: Mapping[str, Any],
+        paths: Mapping[str, str],
+    ) -> tuple[str, ...]:
+        """`fields=a,b`: columns (REST or database names), `rowVersion`, computed fields; as GraphQL field names."""
+        meanings = self.index.fields(entity)
+        chosen = []
+        where = f"fields[{prefix}]" if prefix else "fields"
+        for name in names:
+            field = entity.rest_field(name)
+            graphql_name = field.name if field is not None else name
+            meaning = meanings.get(graphql_name)
+            if meaning is None or meaning.kind not in (FieldKind.COLUMN, FieldKind.ROW_VERSION, FieldKind.COMPUTED):
+                raise bad(f"{entity.type_name} has no field {name!r}", where)
+            if meaning.kind is FieldKind.COMPUTED:
+                assert meaning.computed is not None
+                if meaning.computed.returns.kind not in (ReturnKind.SCALAR, ReturnKind.SCALARS):
+                    raise bad(f"{name} is a set of rows: include it instead", where)
+            if graphql_name not in chosen:
+                chosen.append(graphql_name)
+        return tuple(chosen)
+
+    def _arguments(self, entity: Entity, given: Mapping[str, Mapping[str, Parameter]], prefix: str) -> dict:
+        """`args[field][arg]=v`: typed by the computed field's arguments in the GraphQL schema."""
+        arguments: dict[str, dict[str, Any]] = {}
+        object_type = self.inputs.schema.type_map.get(entity.type_name)
+        for field_name, members in given.items():
+            computed = next((c for c in entity.computed if c.name == field_name), None)
+            where = f"args[{prefix + '.' if prefix else ''}{field_name}]"
+            if computed is None or object_type is None:
+                raise bad(f"{entity.type_name} has no computed field {field_name!r}", where)
+            definition = object_type.fields[field_name]  # type: ignore[attr-defined]
+            values: dict[str, Any] = {}
+            for argument, leaf in members.items():
+                if argument not in definition.args or leaf.value is None:
+                    raise bad(f"{field_name} has no argument {argument!r}", leaf.name)
+                values[argument] = url_value(leaf.value, definition.args[argument].type, leaf.name, self.inputs.schema)
+            arguments[field_name] = values
+        return arguments
+
+    def _paths(self, entity: Entity, given: Mapping[str, str], prefix: str) -> dict[str, str]:
+        paths = {}
+        for column, path in given.items():
+            field = entity.rest_field(column)
+            where = f"path[{prefix + '.' if prefix else ''}{column}]"
+            if field is None or field.type.name != "JSON":
+                raise bad(f"{column!r} is not a JSON column of {entity.type_name}", where)
+            paths[field.name] = path
+        return paths
+
+
+@attrs.define
+class _Node:
+    """A node of the include tree: the entity whose rows are included, and their own includes."""
+
+    entity: Entity
+    to_many: bool = False
+    hierarchy: bool = False
+    children: dict[str, "_Node"] = attrs.field(factory=dict)
+    paths: set[str] = attrs.field(factory=set)
+
+    def child(self, name: str, listings: Listings, path: str) -> "_Node":
+        if name in self.children:
+            return self.children[name]
+        meaning = listings.index.fields(self.entity).get(name)
+        kinds = (FieldKind.RELATION, FieldKind.ANCESTORS, FieldKind.DESCENDANTS, FieldKind.COMPUTED)
+        if meaning is None or meaning.kind not in kinds:
+            raise bad(f"{self.entity.type_name} has no relation {name!r} to include ({path})", "include")
+        if meaning.relation is not None:
+            target = listings.model.entity(meaning.relation.target)
+            node = _Node(target, to_many=meaning.relation.kind is not Cardinality.TO_ONE)
+        elif meaning.hierarchy is not None:
+            node = _Node(self.entity, hierarchy=True)
+        else:
+            computed = meaning.computed
+            assert computed is not None
+            if computed.returns.kind not in (ReturnKind.ROWS, ReturnKind.ROW) or any(
+                a.required for a in computed.arguments
+            ):
+                raise bad(f"{name} is not a set of rows without arguments: it cannot be included ({path})", "include")
+            assert computed.returns.entity is not None
+            node = _Node(
+                listings.model.entity(computed.returns.entity), to_many=computed.returns.kind is ReturnKind.ROWS
+            )
+        self.children[name] = node
+        return node
+
+
+def _split(text: str | None) -> list[str]:
+    return [item.strip() for item in text.split(",") if item.strip()] if text else []
+
+
+def split_items(value: Any, name: str) -> list[str]:
+    """A body member naming fields or paths: a comma-separated string or a list of strings."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return _split(value)
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return [item.strip() for item in value]
+    raise bad(f"{name} must be a string or a list of strings", name)
+
+
+def _count(text: str | None, name: str) -> int | None:
+    if text is None:
+        return None
+    if not text.strip().isdigit():
+        raise bad(f"{name} must be a whole number of at least 0; got {text!r}", name)
+    return int(text)
+
+
+def _switch(text: str | None, name: str) -> bool:
+    if text is None:
+        return False
+    if text.lower() not in ("true", "false"):
+        raise bad(f"{name} must be true or false", name)
+    return text.lower() == "true"
+
+
+def _json_object(text: str, name: str) -> Any:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        raise bad(f"{name} is not valid JSON", name) from None
+    if not isinstance(value, dict):
+        raise bad(f"{name} must be a JSON object", name)
+    return value
+
+
+def _bracketed(name: str, path: Any) -> str:
+    return name + "".join(f"[{part}]" for part in path)
+
+
+def _dotted(name: str, path: Any) -> str:
+    rendered = name
+    for part in path:
+        rendered += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return rendered
+
+
+__all__ = ["Include", "Listing", "Listings", "Selection", "list_items", "split_items"]
