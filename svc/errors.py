@@ -7,7 +7,7 @@ carry their own name in `code_name`; every other code is a member of `Code`.
 """
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 
@@ -61,7 +61,7 @@ class SvcError(Exception):
     """An error the service answers with: a code, an HTTP status, a message and extension members.
 
     `extensions` carries the spec's extra members (`limit`, `actual`, `retryAfter`, `fields`, `field`, `type`,
-    `validationErrors`); both renderers copy them as they are.
+    `validationErrors`); both renderers copy them as they are. `headers` go with an HTTP answer of the error.
     """
 
     def __init__(
@@ -72,6 +72,7 @@ class SvcError(Exception):
         extensions: Mapping[str, Any] | None = None,
         code_name: str | None = None,
         status: int | None = None,
+        headers: Sequence[tuple[str, str]] = (),
     ) -> None:
         super().__init__(message)
         self.code = code
@@ -79,6 +80,8 @@ class SvcError(Exception):
         self.extensions: Mapping[str, Any] = dict(extensions or {})
         self.code_name = code_name or code.name
         self.status = status if status is not None else code.status
+        #: HTTP headers the answer carries (`Allow` of a 405, `Content-Range` of a 416).
+        self.headers = tuple(headers)
 
     @property
     def retryable(self) -> bool:

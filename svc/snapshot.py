@@ -29,6 +29,8 @@ from svc.graphql import (
     diff_sdl,
 )
 from svc.model import Model, ModelError, build_model
+from svc.pipeline import Mutations, StatementCache
+from svc.rest import RestEndpoint
 
 
 class SnapshotError(Exception):
@@ -48,6 +50,7 @@ class Snapshot:
     model: Model
     graphql: GraphqlSchema
     endpoint: GraphqlEndpoint
+    rest: RestEndpoint
     #: What startup logs about this snapshot (schema-prefixed names, a pinned file that differs under `warn`...).
     warnings: tuple[str, ...] = ()
     #: 1 for the first snapshot served, one more for each swap (set by `SnapshotHolder.swap`).
@@ -124,6 +127,8 @@ async def build_snapshot(executor: Executor, config: Config) -> Snapshot:
     catalog = await read_database_catalog(executor, config)
     model, graphql = derive(catalog, config)
     warnings = [*model.warnings, *await _pin_check(config, graphql.sdl)]
+    statements = StatementCache()
+    mutations = Mutations(model, config.errors, statements)
     endpoint = GraphqlEndpoint(
         graphql.schema,
         QueryPlanner(graphql.schema, model, config.limits),
@@ -132,8 +137,13 @@ async def build_snapshot(executor: Executor, config: Config) -> Snapshot:
             errors=config.errors,
             sql_comments=config.database.sql_comments,
         ),
+        statements,
+        mutations,
     )
-    return Snapshot(datetime.now(UTC), time.monotonic(), config, catalog, model, graphql, endpoint, tuple(warnings))
+    rest = RestEndpoint(graphql.schema, model, config, statements, mutations)
+    return Snapshot(
+        datetime.now(UTC), time.monotonic(), config, catalog, model, graphql, endpoint, rest, tuple(warnings)
+    )
 
 
 async def _pin_check(config: Config, sdl: str) -> list[str]:

@@ -105,14 +105,22 @@ class Documents:
 class GraphqlEndpoint:
     """Answers GraphQL requests on one snapshot (its schema, planner and caches)."""
 
-    def __init__(self, schema: GraphQLSchema, planner: QueryPlanner, settings: Settings) -> None:
+    def __init__(
+        self,
+        schema: GraphQLSchema,
+        planner: QueryPlanner,
+        settings: Settings,
+        statements: StatementCache,
+        mutations: Mutations,
+    ) -> None:
         self.schema = schema
         self.planner = planner
         self.mutation_planner = MutationPlanner(planner) if schema.mutation_type is not None else None
         self.settings = settings
         self.documents = Documents(schema)
-        self.statements = StatementCache()
-        self.mutations = Mutations(planner.model, settings.errors, self.statements)
+        #: Compiled statements and the mutation runner, shared with the REST endpoint of the same snapshot.
+        self.statements = statements
+        self.mutations = mutations
 
     async def execute(self, request: GraphqlRequest, pipeline: Pipeline, request_id: str) -> GraphqlResponse:
         answer = _Answer(request_id, self.settings.errors)

@@ -5,6 +5,7 @@ from ._graphql import GraphqlRoutes
 from ._messages import Request, Response
 from ._probes import Probes
 from ._problem import PROBLEM_JSON, problem
+from ._rest import RestRoutes
 from ._routing import Route
 
-__all__ = ["PROBLEM_JSON", "App", "GraphqlRoutes", "Probes", "Request", "Response", "Route", "problem"]
+__all__ = ["PROBLEM_JSON", "App", "GraphqlRoutes", "Probes", "Request", "Response", "RestRoutes", "Route", "problem"]

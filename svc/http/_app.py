@@ -14,6 +14,7 @@ import time
 import uuid
 from collections.abc import Iterable
 from typing import Any
+from urllib.parse import quote
 
 from svc.auth import Authenticator, Unauthenticated
 from svc.config import Config
@@ -71,6 +72,7 @@ class App:
             request = Request(
                 method=scope["method"],
                 path=scope["path"],
+                raw_path=_raw_path(scope),
                 query_string=scope.get("query_string", b""),
                 headers=headers,
                 request_id=request_id,
@@ -95,10 +97,10 @@ class App:
         try:
             if route is None:
                 raise SvcError(Code.NOT_FOUND, f"no resource at {request.path}")
-            if request.method == "OPTIONS":
+            if request.method == "OPTIONS" and not route.prefix:
                 return Response.empty(204, headers=[("Allow", ", ".join(route.allowed()))])
             method = "GET" if request.method == "HEAD" else request.method
-            if method not in route.methods:
+            if method not in route.methods and not route.prefix:
                 error = SvcError(Code.METHOD_NOT_ALLOWED, f"{request.method} is not allowed on {request.path}")
                 return problem(error, request, headers=(("Allow", ", ".join(route.allowed())),))
             if route.needs_snapshot and request.snapshot is None:
@@ -173,6 +175,14 @@ class App:
         )
         body = b"" if request.method == "HEAD" else response.body
         await send({"type": "http.response.body", "body": body})
+
+
+def _raw_path(scope: dict[str, Any]) -> str:
+    """The path as sent, still percent-encoded (REST keys are split at commas before they are decoded)."""
+    raw = scope.get("raw_path")
+    if isinstance(raw, bytes):
+        return raw.decode("latin-1").split("?", 1)[0]
+    return quote(scope["path"], safe="/:@!$&'()*+,;=-._~")
 
 
 def _headers(scope: dict[str, Any]) -> dict[str, str]:

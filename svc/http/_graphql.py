@@ -10,12 +10,12 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from svc.config import Config
-from svc.db import Session
 from svc.errors import Code, SvcError
 from svc.graphql import GraphqlRequest
 from svc.pipeline import Pipeline
+from svc.plan import parse_json
 
-from ._messages import Request, Response, parse_json
+from ._messages import Request, Response
 from ._problem import graphql_error
 from ._routing import Route
 
@@ -52,7 +52,7 @@ class GraphqlRoutes:
             extensions=_object(members.get("extensions"), "extensions"),
             on_error=_string(members.get("onError"), "onError"),
             method="GET" if request.method in ("GET", "HEAD") else "POST",
-            session=_session(request),
+            session=request.session(),
         )
         answer = await request.snapshot.endpoint.execute(graphql_request, self._pipeline, request.request_id)
         headers = [("Allow", "POST")] if answer.status == 405 else []
@@ -82,13 +82,6 @@ class GraphqlRoutes:
                 raise SvcError(Code.BAD_USER_INPUT, f"the URL parameter {name} is given twice")
             members[name] = _json_parameter(name, value) if name in ("variables", "extensions") else value
         return members
-
-
-def _session(request: Request) -> Session | None:
-    principal = request.principal
-    if principal is None or (principal.role is None and not principal.settings):
-        return None
-    return Session(principal.role, principal.settings)
 
 
 def _json_parameter(name: str, value: str) -> Any:

@@ -11,6 +11,7 @@ from typing import Any
 import attrs
 
 from svc.auth import Principal
+from svc.db import Session
 from svc.errors import Code, SvcError
 from svc.snapshot import Snapshot
 
@@ -33,6 +34,8 @@ class Request:
     response_headers: list[tuple[str, str]] = attrs.field(factory=list)
     #: Who sent an API route's request (None on routes that take no token).
     principal: Principal | None = None
+    #: The path as sent, still percent-encoded (empty: the same as `path`).
+    raw_path: str = ""
 
     @property
     def claims(self) -> Mapping[str, Any] | None:
@@ -41,6 +44,13 @@ class Request:
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name.lower())
+
+    def session(self) -> Session | None:
+        """The database role and session settings the request runs with (None: the connecting role's own)."""
+        principal = self.principal
+        if principal is None or (principal.role is None and not principal.settings):
+            return None
+        return Session(principal.role, principal.settings)
 
     async def body(self, limit: int | None) -> bytes:
         """The whole body; SvcError PAYLOAD_TOO_LARGE as soon as it is known to exceed `limit` bytes."""
@@ -61,34 +71,6 @@ class Request:
             if not message.get("more_body", False):
                 break
         return b"".join(chunks)
-
-
-#: Deepest nesting of arrays and objects a request body may have (SPEC "Limits": hostile input).
-MAX_JSON_DEPTH = 100
-
-
-def parse_json(body: bytes, what: str = "the request body") -> Any:
-    """A JSON request body; BAD_USER_INPUT when it is not UTF-8 JSON or nests deeper than MAX_JSON_DEPTH."""
-    try:
-        value = json.loads(body)
-    except RecursionError:
-        raise _too_deep(what) from None
-    except (ValueError, UnicodeDecodeError):
-        raise SvcError(Code.BAD_USER_INPUT, f"{what} is not valid JSON") from None
-    pending = [(value, 1)]
-    while pending:
-        item, depth = pending.pop()
-        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
-        for child in children:
-            if isinstance(child, (dict, list)):
-                if depth + 1 > MAX_JSON_DEPTH:
-                    raise _too_deep(what)
-                pending.append((child, depth + 1))
-    return value
-
-
-def _too_deep(what: str) -> SvcError:
-    return SvcError(Code.BAD_USER_INPUT, f"{what} is nested more than {MAX_JSON_DEPTH} levels deep")
 
 
 def _too_large(limit: int, actual: int | None) -> SvcError:

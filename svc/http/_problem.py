@@ -22,7 +22,7 @@ def problem(error: SvcError, request: Request, *, headers: tuple[tuple[str, str]
         "requestId": request.request_id,
         **error.extensions,
     }
-    response = Response.json(document, error.status, headers=headers)
+    response = Response.json(document, error.status, headers=(*error.headers, *headers))
     return Response(response.status, response.body, PROBLEM_JSON, response.headers)
 
 

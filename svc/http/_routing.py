@@ -1,7 +1,8 @@
 """The route table: exact paths to handlers, with the methods each accepts.
 
 Unknown paths are 404 and known paths with another method 405 with `Allow` (RFC 9457 problems); HEAD is
-accepted wherever GET is, and OPTIONS answers 204 with `Allow` on every known path.
+accepted wherever GET is, and OPTIONS answers 204 with `Allow` on every known path. A prefix route (`/rest`) serves
+the paths below it too and answers every method itself.
 """
 
 from collections.abc import Awaitable, Callable, Iterable
@@ -29,6 +30,9 @@ class Route:
     api: bool = False
     #: How typed errors the app raises for this route are answered: problem documents, or GraphQL responses.
     render_error: ErrorRenderer = problem
+    #: Serves every path under `path` too (`/rest/...`), and answers every method itself, OPTIONS and 405
+    #: included: the methods a path has depend on what it names.
+    prefix: bool = False
 
     def allowed(self) -> list[str]:
         methods = set(self.methods) | {"OPTIONS"}
@@ -40,10 +44,16 @@ class Route:
 class Router:
     def __init__(self, routes: Iterable[Route]) -> None:
         self._routes: dict[str, Route] = {}
+        self._prefixes: list[Route] = []
         for route in routes:
             if route.path in self._routes:
                 raise ValueError(f"two routes for {route.path}")
             self._routes[route.path] = route
+            if route.prefix:
+                self._prefixes.append(route)
 
     def find(self, path: str) -> Route | None:
-        return self._routes.get(path)
+        found = self._routes.get(path)
+        if found is not None:
+            return found
+        return next((r for r in self._prefixes if path.startswith(r.path + "/")), None)

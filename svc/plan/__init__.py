@@ -84,7 +84,7 @@ from ._operators import (
     scalar_operators,
 )
 from ._statements import DeleteRows, InsertRows, LinkRows, SelectRows, Statement, SyncRows, UpdateRows, Version
-from ._values import Params, bad_input, coerce, enum_label, json_text, scalar, text
+from ._values import MAX_JSON_DEPTH, Params, bad_input, coerce, enum_label, json_text, parse_json, scalar, text
 from ._writes import (
     BulkWrite,
     DeleteWrite,
@@ -103,6 +103,8 @@ from ._writes import (
 )
 
 __all__ = [
+    "MAX_JSON_DEPTH",
+    "parse_json",
     "row_version",
     "Budget",
     "CursorOutput",

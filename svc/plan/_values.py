@@ -180,3 +180,31 @@ def range_literal(value: Any, type_: ValueType, model: Model, path: Sequence[str
         texts.append('"' + item.replace("\\", "\\\\").replace('"', '\\"') + '"')
         inclusive.append(bound["inclusive"])
     return f"{'[' if inclusive[0] else '('}{texts[0]},{texts[1]}{']' if inclusive[1] else ')'}"
+
+
+#: Deepest nesting of arrays and objects a request body may have (SPEC "Limits": hostile input).
+MAX_JSON_DEPTH = 100
+
+
+def parse_json(body: bytes, what: str = "the request body") -> Any:
+    """A JSON request body; BAD_USER_INPUT when it is not UTF-8 JSON or nests deeper than MAX_JSON_DEPTH."""
+    try:
+        value = json.loads(body)
+    except RecursionError:
+        raise _too_deep(what) from None
+    except (ValueError, UnicodeDecodeError):
+        raise SvcError(Code.BAD_USER_INPUT, f"{what} is not valid JSON") from None
+    pending = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        for child in children:
+            if isinstance(child, (dict, list)):
+                if depth + 1 > MAX_JSON_DEPTH:
+                    raise _too_deep(what)
+                pending.append((child, depth + 1))
+    return value
+
+
+def _too_deep(what: str) -> SvcError:
+    return SvcError(Code.BAD_USER_INPUT, f"{what} is nested more than {MAX_JSON_DEPTH} levels deep")

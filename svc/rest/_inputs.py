@@ -22,6 +22,7 @@ from graphql import (
     GraphQLScalarType,
     GraphQLSchema,
     coerce_input_value,
+    validate_input_value,
 )
 
 from svc.errors import Code, SvcError
@@ -81,11 +82,12 @@ class InputTypes:
             raise bad(f"{type_name} takes no input here", where(()))
         renamed = self.graphql_names(value, type_, ())
 
-        def on_error(path: Sequence[str | int], invalid: Any, error: GraphQLError) -> None:
+        def on_error(error: GraphQLError, path: Sequence[str | int]) -> None:
             message = error.message.rstrip(".")
             raise bad(f"{where(path)}: {message}" if path else message, where(path))
 
-        return coerce_input_value(renamed, type_, on_error)
+        validate_input_value(renamed, type_, on_error)
+        return coerce_input_value(renamed, type_)
 
     def graphql_names(self, value: Any, type_: GraphQLInputType, path: tuple[str | int, ...]) -> Any:
         """The value with each member of an entity's input named as GraphQL names it: REST names (`id` for the

@@ -22,6 +22,11 @@ from svc.plan import EntityIndex, FieldKind
 from ._inputs import QUANTIFIERS, InputTypes, bad, list_items, url_value
 from ._query import Parameter, Parameters
 
+_SEARCH_MEMBERS = (
+    "filter", "order", "first", "after", "last", "before", "offset", "fields", "include", "embed", "inner", "anti",
+    "cursors",
+)  # fmt: skip
+_EMBED_MEMBERS = ("filter", "order", "first", "offset", "fields")
 MAX_INCLUDES = 10
 MAX_INCLUDE_LEVELS = 3
 _ORDER_ITEM = re.compile(r"^(-?)([^:]+)((?::(?:asc|desc|nullsfirst|nullslast))*)$", re.IGNORECASE)
@@ -97,6 +102,35 @@ class Listings:
             before=parameters.take_value("before"),
             cursors=_switch(parameters.take_value("cursors"), "cursors"),
         )
+
+    def from_body(self, entity: Entity, body: Any) -> Listing:
+        """A search body (SPEC route table, `POST /rest/{resource}/search`): the list parameters as members
+        (`filter` a `<Type>Filter` object, `order`/`fields`/`include`/`inner`/`anti` strings or lists, `embed`
+        per include path `{filter, order, first, offset, fields}`)."""
+        if not isinstance(body, dict):
+            raise bad("the search body must be a JSON object", "body")
+        parameters: dict[str, Parameter] = {}
+        for name, value in body.items():
+            if name not in _SEARCH_MEMBERS:
+                raise bad(f"unknown search member {name!r} (one of {', '.join(_SEARCH_MEMBERS)})", name)
+            if value is None:
+                continue
+            if name == "embed":
+                if not isinstance(value, dict):
+                    raise bad("embed must be an object of include paths", name)
+                for path, controls in value.items():
+                    if not isinstance(controls, dict):
+                        raise bad(f"embed.{path} must be an object", f"embed.{path}")
+                    for control, member in controls.items():
+                        if control not in _EMBED_MEMBERS:
+                            raise bad(f"unknown embed member {control!r}", f"embed.{path}.{control}")
+                        if member is not None:
+                            top = parameters.setdefault(control, Parameter(control))
+                            top.members[path] = Parameter(f"embed.{path}.{control}", _body_text(member, control))
+                continue
+            parameter = parameters.setdefault(name, Parameter(name))
+            parameter.value = _body_text(value, name)
+        return self.from_query(entity, Parameters(parameters))
 
     def selection_from_query(self, entity: Entity, parameters: Parameters) -> Selection:
         """`fields`, `include` and the embedding controls, `args[...]`, `path[...]`, `inner`, `anti`."""
@@ -395,6 +429,19 @@ def split_items(value: Any, name: str) -> list[str]:
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
         return [item.strip() for item in value]
     raise bad(f"{name} must be a string or a list of strings", name)
+
+
+def _body_text(value: Any, name: str) -> str:
+    """A search body member as the URL parameter text it stands for."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, dict):
+        return json.dumps(value)
+    if isinstance(value, str):
+        return value
+    return ",".join(split_items(value, name))
 
 
 def _count(text: str | None, name: str) -> int | None:

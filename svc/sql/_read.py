@@ -135,7 +135,9 @@ class _Compiler:
         if _needs_whole_row(read.shape):
             columns.append(sql.SQL("{} as __row").format(table))
         if any(isinstance(o, RowVersionOutput) and o.system for o in read.shape.outputs):
-            columns.append(sql.SQL("{}.xmin as __xmin").format(table))
+            # Rows a function or a JSON parameter gives carry no system version: their rowVersion is null.
+            version = sql.SQL("{}.xmin").format(table) if isinstance(read.source, Table) else sql.SQL("null::xid")
+            columns.append(sql.SQL("{} as __xmin").format(version))
         for position, item in enumerate(read.order, start=1):
             value = self.expressions.expression(item.expression, table)
             columns.append(sql.SQL("{} as {}").format(value, sql.Identifier(f"__o{position}")))
@@ -299,6 +301,8 @@ class _Compiler:
             else sql.SQL("{}.{}").format(table, sql.Identifier(hierarchy.key[0]))
         )
         extra = sql.SQL(", {} as __row").format(table) if _needs_whole_row(read.shape) else sql.SQL("")
+        if any(isinstance(o, RowVersionOutput) and o.system for o in read.shape.outputs):
+            extra = sql.SQL("{}, {}.xmin as __xmin").format(extra, table)
         depth_limit = (
             sql.SQL(" and {}.__depth < {}").format(step, param(hierarchy.max_depth))
             if hierarchy.max_depth
@@ -521,7 +525,7 @@ def _csv_record(rows: sql.Identifier) -> sql.Composable:
     """One CSV record of a row's JSON object, its values in key order: strings as they are, other values as their
     JSON text, null as an empty field; a field holding a quote, comma, line break, edge spaces or nothing is quoted
     (so an empty string differs from null)."""
-    text = sql.SQL("(case json_typeof(f.value) when 'string' then f.value #>> '{{}}' else f.value::text end)")
+    text = sql.SQL("(case json_typeof(f.value) when 'string' then f.value #>> '{}' else f.value::text end)")
     quoted = sql.SQL(
         "(case when json_typeof(f.value) = 'null' then ''"
         " when {t} = '' or {t} ~ '[\",\\r\\n]|^\\s|\\s$' then '\"' || replace({t}, '\"', '\"\"') || '\"'"
