@@ -392,7 +392,7 @@ class _Writer:
             out.describe(f"A new `{names.type}` row; nested relation members write related rows too.")
             out.add(f"input {names.create_input} {{")
             for field in entity.fields:
-                if field.writable:
+                if field.insertable:
                     required = not field.optional_on_create and field.column not in covered
                     out.add(f"  {field.name}: {_input(field.type)}{'!' if required else ''}{_constraint(field)}")
             self._relation_inputs(entity, update=False)
@@ -401,7 +401,7 @@ class _Writer:
             out.describe(f"Changes to a `{names.type}` row: the members given are set (null sets NULL).")
             out.add(f"input {names.update_input} {{")
             for field in entity.fields:
-                if field.writable:
+                if field.updatable:
                     out.add(f"  {field.name}: {_input(field.type)}{_constraint(field)}")
             self._relation_inputs(entity, update=True)
             out.add("}\n")

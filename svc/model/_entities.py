@@ -72,8 +72,10 @@ class Field:
     nullable: bool  # as read
     description: str | None = None
     deprecation: Deprecation | None = None
-    #: Generated and identity-always columns are never written.
-    writable: bool = True
+    #: May be set by a create (`Create<Type>Input`) / an update (`Update<Type>Input`). Generated and identity-always
+    #: columns are never written; under `rbac`, only the columns the role may INSERT / UPDATE are (`prune_model`).
+    insertable: bool = True
+    updatable: bool = True
     #: A create may leave it out (nullable, default, identity or generated).
     optional_on_create: bool = True
     max_length: int | None = None  # varchar(n)/char(n)
