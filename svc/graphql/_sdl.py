@@ -388,7 +388,7 @@ class _Writer:
     def _write_inputs(self, entity: Entity) -> None:
         names, out = entity.names, self.out
         if Operation.CREATE in entity.operations:
-            covered = {column for r in entity.relations if r.holds_key for column, _ in r.pairs}
+            covered = {column for r in entity.relations if r.holds_key and r.insertable for column, _ in r.pairs}
             out.describe(f"A new `{names.type}` row; nested relation members write related rows too.")
             out.add(f"input {names.create_input} {{")
             for field in entity.fields:
@@ -409,6 +409,8 @@ class _Writer:
     def _relation_inputs(self, entity: Entity, *, update: bool) -> None:
         for relation in entity.relations:
             target = self.entities[relation.target]
+            if not (relation.updatable if update else relation.insertable):
+                continue
             if Operation.CREATE not in target.operations and not target.primary_key:
                 continue
             if relation.kind is Cardinality.TO_ONE and relation.holds_key:

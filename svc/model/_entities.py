@@ -124,6 +124,10 @@ class Relation:
     deprecation: Deprecation | None = None
     #: `batch: true` on a virtual key to a remote table: children of a page of parents in one remote query.
     batch: bool = False
+    #: Offered in `Create<Type>Input` / `Update<Type>Input` (nested writes). Always, but under `rbac`, where the role
+    #: must be able to write the columns the relation's writes set (`prune_model`).
+    insertable: bool = True
+    updatable: bool = True
 
 
 @attrs.frozen

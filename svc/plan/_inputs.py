@@ -158,6 +158,8 @@ class WriteInputs:
                 continue
             if refuse_relations is not None:
                 raise bad_input(f"{refuse_relations} does not write related rows ({name})", at)
+            if not (relation.updatable if update else relation.insertable):
+                raise bad_input(f"{name} is read-only", at)
             related += self._relation(entity, relation, member, at, update=update)
         for write in related:
             if write.cardinality == "to_one":
