@@ -6,7 +6,9 @@ not read, a junction it may not read, relations to a hidden table, and functions
 import attrs
 import pytest
 
+from svc.errors import SvcError
 from svc.model import EntityRef, ModelError, Operation, prune_model
+from svc.plan import WriteInputs
 from tests.support.model import read_catalog_and_model
 
 DATABASE_FIXTURES = ["rbac.sql"]
@@ -162,3 +164,37 @@ def test_a_role_whose_privileges_were_not_read_is_refused(read):
         prune_model(model, catalog, "svc_rbac_nobody")
     (problem,) = raised.value.problems
     assert problem.startswith("rbac: the privileges of role 'svc_rbac_nobody' were not read (read for: ")
+
+
+# --- what a write input may set (the planner reads the pruned flags; a REST body is checked only there) ----------
+
+
+def refusal(call) -> str:
+    with pytest.raises(SvcError) as raised:
+        call()
+    return str(raised.value)
+
+
+def test_write_inputs_refuse_what_the_role_may_not_write(clerk):
+    inputs, employees = WriteInputs(clerk), entity(clerk, "employees")
+    row = {"departmentId": 1, "name": "Ada"}
+    assert "mood is read-only" in refusal(lambda: inputs.create(employees, {**row, "mood": "CALM"}, ("input",)))
+    assert "name is read-only" in refusal(lambda: inputs.update(employees, None, {"name": "Bo"}, ("set",)))
+    moved = {"department": {"connect": {"rowId": 2}}}
+    assert "department is read-only" in refusal(lambda: inputs.update(employees, None, moved, ("set",)))
+    assert inputs.update(employees, None, {"email": "a@b.c", "mood": "BUSY"}, ("set",)).values.columns() == (
+        "email",
+        "mood",
+    )
+
+
+def test_an_upsert_updates_only_what_the_role_may_update(clerk):
+    """By default an upsert updates the columns the input sets (but the key's): here name may be inserted only."""
+    inputs, employees = WriteInputs(clerk), entity(clerk, "employees")
+    row = {"departmentId": 1, "name": "Ada", "email": "ada@example.com"}
+    write = inputs.create(employees, row, ("input",), on_conflict={"columns": ["email"]})
+    assert write.on_conflict.columns == ("email",) and write.on_conflict.update == ()
+    asked = {"columns": ["email"], "update": ["name"]}
+    assert "'name' is not a writable field" in refusal(
+        lambda: inputs.create(employees, row, ("input",), on_conflict=asked)
+    )
