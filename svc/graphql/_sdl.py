@@ -397,11 +397,11 @@ class _Writer:
     def _write_inputs(self, entity: Entity) -> None:
         names, out = entity.names, self.out
         if Operation.CREATE in entity.operations:
-            covered = {column for r in entity.relations if r.holds_key for column, _ in r.pairs}
+            covered = {column for r in entity.relations if r.holds_key and r.insertable for column, _ in r.pairs}
             out.describe(f"A new `{names.type}` row; nested relation members write related rows too.")
             out.add(f"input {names.create_input} {{")
             for field in entity.fields:
-                if field.writable:
+                if field.insertable:
                     required = not field.optional_on_create and field.column not in covered
                     out.add(f"  {field.name}: {_input(field.type)}{'!' if required else ''}{_constraint(field)}")
             self._relation_inputs(entity, update=False)
@@ -410,7 +410,7 @@ class _Writer:
             out.describe(f"Changes to a `{names.type}` row: the members given are set (null sets NULL).")
             out.add(f"input {names.update_input} {{")
             for field in entity.fields:
-                if field.writable:
+                if field.updatable:
                     out.add(f"  {field.name}: {_input(field.type)}{_constraint(field)}")
             self._relation_inputs(entity, update=True)
             out.add("}\n")
@@ -418,6 +418,8 @@ class _Writer:
     def _relation_inputs(self, entity: Entity, *, update: bool) -> None:
         for relation in entity.relations:
             target = self.entities[relation.target]
+            if not (relation.updatable if update else relation.insertable):
+                continue
             if Operation.CREATE not in target.operations and not target.primary_key:
                 continue
             if relation.kind is Cardinality.TO_ONE and relation.holds_key:

@@ -32,6 +32,7 @@ from ._entities import (
     ValueType,
 )
 from ._naming import camel, enum_value, pascal, plural_type_name, type_name, upper_snake
+from ._rbac import prune_model
 from ._reserved import SERVICE_TYPE_NAMES, composite_type_names, enum_type_names, range_type_names
 
 __all__ = [
@@ -70,6 +71,7 @@ __all__ = [
     "enum_value",
     "pascal",
     "plural_type_name",
+    "prune_model",
     "range_type_names",
     "type_name",
     "upper_snake",

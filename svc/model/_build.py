@@ -261,6 +261,7 @@ class _Builder:
             if closed and value.kind is ValueKind.SCALAR and value.name == "String":
                 value = self.mapper.check_enum(entity_type, relation.name, name, column.name, closed)
             bounds = [c.bounds for c in relation.checks if c.bounds is not None and c.columns == (column.name,)]
+            written = not column.generated and column.identity != "a"
             fields.append(
                 Field(
                     name=name,
@@ -269,7 +270,8 @@ class _Builder:
                     nullable=not column.not_null,
                     description=column_config.description or hints.description,
                     deprecation=hints.deprecation,
-                    writable=not column.generated and column.identity != "a",
+                    insertable=written,
+                    updatable=written,
                     optional_on_create=not column.not_null or column.has_default or column.identity is not None
                     or column.generated,
                     max_length=column.max_length,

@@ -72,8 +72,10 @@ class Field:
     nullable: bool  # as read
     description: str | None = None
     deprecation: Deprecation | None = None
-    #: Generated and identity-always columns are never written.
-    writable: bool = True
+    #: May be set by a create (`Create<Type>Input`) / an update (`Update<Type>Input`). Generated and identity-always
+    #: columns are never written; under `rbac`, only the columns the role may INSERT / UPDATE are (`prune_model`).
+    insertable: bool = True
+    updatable: bool = True
     #: A create may leave it out (nullable, default, identity or generated).
     optional_on_create: bool = True
     max_length: int | None = None  # varchar(n)/char(n)
@@ -125,6 +127,10 @@ class Relation:
     deprecation: Deprecation | None = None
     #: `batch: true` on a virtual key to a remote table: children of a page of parents in one remote query.
     batch: bool = False
+    #: Offered in `Create<Type>Input` / `Update<Type>Input` (nested writes). Always, but under `rbac`, where the role
+    #: must be able to write the columns the relation's writes set (`prune_model`).
+    insertable: bool = True
+    updatable: bool = True
 
 
 @attrs.frozen

@@ -168,7 +168,9 @@ class _Shaper:
             for column in function.output_columns:
                 value = self._mapper.value_type(column.type_oid)
                 column_name = column.name or f"column{len(fields) + 1}"
-                fields.append(Field(camel(column_name), column_name, value, nullable=True, writable=False))
+                fields.append(
+                    Field(camel(column_name), column_name, value, nullable=True, insertable=False, updatable=False)
+                )
             self._records[name] = RecordType(name, tuple(fields))
         return self._records[name]
 

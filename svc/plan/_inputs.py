@@ -146,7 +146,7 @@ class WriteInputs:
             at = (*path, name)
             field = entity.field(name)
             if field is not None:
-                if not field.writable:
+                if not (field.updatable if update else field.insertable):
                     raise bad_input(f"{name} is read-only", at)
                 values[field.column] = self.value(entity, field, member, at)
                 paths[field.column] = at
@@ -158,6 +158,8 @@ class WriteInputs:
                 continue
             if refuse_relations is not None:
                 raise bad_input(f"{refuse_relations} does not write related rows ({name})", at)
+            if not (relation.updatable if update else relation.insertable):
+                raise bad_input(f"{name} is read-only", at)
             related += self._relation(entity, relation, member, at, update=update)
         for write in related:
             if write.cardinality == "to_one":
@@ -304,14 +306,18 @@ class WriteInputs:
             return OnConflict(lookup.columns, (), nothing=True)
         update = value.get("update")
         if update is None:
-            chosen = tuple(column for column in values.columns() if column not in lookup.columns)
+            # Of the columns the input sets, those the update may write (under `rbac`, a role may insert a column
+            # it may not update: the conflicting row keeps its value there).
+            updatable = {field.column for field in entity.fields if field.updatable}
+            chosen = tuple(c for c in values.columns() if c not in lookup.columns and c in updatable)
         else:
-            chosen = tuple(self._column(entity, name, (*at, "update")) for name in update)
+            chosen = tuple(self._column(entity, name, (*at, "update"), update=True) for name in update)
         return OnConflict(lookup.columns, chosen)
 
-    def _column(self, entity: Entity, name: str, path: Path) -> str:
+    def _column(self, entity: Entity, name: str, path: Path, *, update: bool = False) -> str:
+        """A field an upsert names: a key column it inserts (`columns`), or a column it updates (`update`)."""
         field = entity.field(name)
-        if field is None or not field.writable:
+        if field is None or not (field.updatable if update else field.insertable):
             raise bad_input(f"{name!r} is not a writable field of {entity.type_name}", path)
         return field.column
 

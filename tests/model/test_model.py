@@ -76,7 +76,8 @@ async def test_fields_are_camel_case_with_hints_and_built_in_names_kept_free(mod
     assert people.description == "Someone who writes."
     assert people.deprecation.reason == "Use accounts instead."
     assert people.field("username").max_length == 40
-    assert not people.field("rowId").writable and people.field("createdAt").optional_on_create
+    assert not people.field("rowId").insertable and not people.field("rowId").updatable
+    assert people.field("createdAt").optional_on_create
     assert not people.field("email").optional_on_create
 
 
