@@ -25,7 +25,7 @@ from svc.actors import BucketSweeper, Fatal, Reloader, SchemaWatcher, export_sna
 from svc.auth import Authenticator
 from svc.config import Config, ConfigError, LoadedConfig, load_config
 from svc.db import ConnectionSettings, Executor, open_pool
-from svc.http import App, GraphqlRoutes, Probes, Route
+from svc.http import App, GraphqlRoutes, Probes, Route, UiRoutes
 from svc.pipeline import Pipeline
 from svc.snapshot import SnapshotHolder, build_snapshot
 
@@ -73,7 +73,7 @@ async def serve(
         await _first_snapshot(reloader)
         pipeline = Pipeline(executor)
         probes = Probes(pool=pool, holder=holder, version=VERSION, started=started, counter=executor.counter)
-        service_routes = [*probes.routes(), *GraphqlRoutes(config, pipeline).routes()]
+        service_routes = [*probes.routes(), *GraphqlRoutes(config, pipeline).routes(), *UiRoutes(config).routes()]
         authenticator = Authenticator(config.auth, loaded.secrets.jwt_secret)
         app = App(config, holder, [*service_routes, *routes], authenticator=authenticator)
         shutdown = trio.Event()

@@ -1,4 +1,4 @@
-"""The HTTP edge (layer 10): the ASGI app, its routes, probes, and the rendering of typed errors."""
+"""The HTTP edge (layer 10): the ASGI app, its routes, probes, the UI pages, and the rendering of typed errors."""
 
 from ._app import App
 from ._graphql import GraphqlRoutes
@@ -6,5 +6,6 @@ from ._messages import Request, Response
 from ._probes import Probes
 from ._problem import PROBLEM_JSON, problem
 from ._routing import Route
+from ._ui import UiRoutes
 
-__all__ = ["PROBLEM_JSON", "App", "GraphqlRoutes", "Probes", "Request", "Response", "Route", "problem"]
+__all__ = ["PROBLEM_JSON", "App", "GraphqlRoutes", "Probes", "Request", "Response", "Route", "UiRoutes", "problem"]
