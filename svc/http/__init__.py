@@ -1,4 +1,4 @@
-"""The HTTP edge (layer 10): the ASGI app, its routes, probes, and the rendering of typed errors."""
+"""The HTTP edge (layer 10): the ASGI app, its routes, probes, the UI pages, and the rendering of typed errors."""
 
 from ._app import App
 from ._graphql import GraphqlRoutes
@@ -7,5 +7,17 @@ from ._probes import Probes
 from ._problem import PROBLEM_JSON, problem
 from ._rest import RestRoutes
 from ._routing import Route
+from ._ui import UiRoutes
 
-__all__ = ["PROBLEM_JSON", "App", "GraphqlRoutes", "Probes", "Request", "Response", "RestRoutes", "Route", "problem"]
+__all__ = [
+    "PROBLEM_JSON",
+    "App",
+    "GraphqlRoutes",
+    "Probes",
+    "Request",
+    "Response",
+    "RestRoutes",
+    "Route",
+    "UiRoutes",
+    "problem",
+]

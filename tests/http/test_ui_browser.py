@@ -1,0 +1,110 @@
+"""The UI pages in a real browser (Debian's headless Chromium, tests/support/browser.py): GraphiQL runs a query
+against /graphql and shows the data, Scalar lists the operations of the OpenAPI document, and neither page makes a
+single request anywhere but the service on loopback (SPEC "Endpoints" -> service-level: the UIs are served offline).
+
+Chromium must be installed (.ci/run installs Debian's `chromium` when it is missing): without it these tests fail,
+they do not skip."""
+
+import json
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import trio
+
+from svc.http import Request, Response, Route
+from tests.support.service import running_service
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+
+# A stand-in OpenAPI 3.1 document served at `openapi.path`, because the service does not serve its own yet.
+# Replace it with the service's own document (and assert on its operations) when the REST API lands.
+STAND_IN_DOCUMENT = {
+    "openapi": "3.1.0",
+    "info": {"title": "Blog stand-in", "version": "1.0.0"},
+    "paths": {
+        "/rest/authors": {
+            "get": {
+                "operationId": "listAuthors",
+                "summary": "List the authors",
+                "responses": {"200": {"description": "The authors."}},
+            },
+            "post": {
+                "operationId": "createAuthor",
+                "summary": "Create an author",
+                "requestBody": {
+                    "content": {
+                        "application/json": {"schema": {"type": "object", "properties": {"name": {"type": "string"}}}}
+                    }
+                },
+                "responses": {"201": {"description": "The new author."}},
+            },
+        },
+        "/rest/posts/{id}": {
+            "get": {
+                "operationId": "getPost",
+                "summary": "Read one post",
+                "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "integer"}}],
+                "responses": {"200": {"description": "The post."}, "404": {"description": "No such post."}},
+            }
+        },
+    },
+}
+
+
+async def stand_in_document(request: Request) -> Response:
+    return Response.json(STAND_IN_DOCUMENT)
+
+
+async def browse(*arguments: str) -> dict:
+    """Run the browser driver; fail the test with its own words when Chromium is missing or the page never showed
+    what was expected."""
+    with trio.fail_after(90):
+        done = await trio.run_process(
+            [sys.executable, "-m", "tests.support.browser", *arguments],
+            cwd=REPOSITORY,
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+        )
+    stderr = done.stderr.decode(errors="replace")
+    if done.returncode == 2:
+        raise AssertionError(f"no usable Chromium (apt-get install -y chromium): {stderr}")
+    assert done.stdout, f"the browser driver printed nothing (exit {done.returncode}): {stderr}"
+    report = json.loads(done.stdout)
+    assert done.returncode == 0, f"the page never showed what was expected; it showed:\n{report['text']}\n{stderr}"
+    return report
+
+
+def assert_only_the_service_was_contacted(report: dict, service_url: str) -> None:
+    """Every URL the browser asked for is the service's, on loopback (`data:` URLs, such as fonts inlined in a
+    stylesheet, reach no network)."""
+    origin = urlsplit(service_url)
+    assert origin.hostname == "127.0.0.1"
+    urls = [*report["requests"], *report["websockets"]]
+    elsewhere = [url for url in urls if urlsplit(url).scheme != "data" and urlsplit(url).netloc != origin.netloc]
+    assert elsewhere == []
+    assert report["errors"] == []
+
+
+async def test_graphiql_runs_a_query_with_nothing_but_the_service(tmp_path, database_url):
+    async with running_service(tmp_path, database_url, mode="dev") as service:
+        report = await browse("graphiql", f"{service.url}/graphiql", "{ authors { name } }", '"Grace"')
+    assert json.loads(report["text"].replace("\xa0", " ")) == {
+        "data": {"authors": [{"name": "Ada"}, {"name": "Grace"}]}
+    }
+    assert_only_the_service_was_contacted(report, service.url)
+    paths = {urlsplit(url).path for url in report["requests"]}
+    assert {"/graphiql", "/graphql"} <= paths
+    # Monaco's workers came from the service too (the GraphQL language worker gives the editor its schema).
+    assert any(path.startswith("/graphiql/graphql.worker-") for path in paths)
+
+
+async def test_scalar_lists_the_operations_of_the_document_with_nothing_but_the_service(tmp_path, database_url):
+    document = Route("/openapi.json", frozenset({"GET"}), stand_in_document, needs_snapshot=False)
+    async with running_service(tmp_path, database_url, mode="dev", routes=[document]) as service:
+        report = await browse("scalar", f"{service.url}/scalar", "Create an author")
+    for text in ("Blog stand-in", "List the authors", "Create an author", "Read one post", "/rest/posts/{id}"):
+        assert text in report["text"], text
+    assert_only_the_service_was_contacted(report, service.url)
+    assert "/openapi.json" in {urlsplit(url).path for url in report["requests"]}
