@@ -2,14 +2,15 @@
 
 ARCHITECTURE.md ("Snapshot"): a reload builds a new snapshot off to the side, runs the startup checks, then swaps one
 reference; a request takes the current snapshot once, at its start, and finishes on it. A snapshot holds the
-configuration it was built with, the catalog, the model and the GraphQL schema; the OpenAPI document and the
-compiled-statement cache join it with their issues.
+configuration it was built with, the catalog, the whole model and GraphQL schema, and per database role a request may
+run as the APIs it is offered (pruned to its grants with `rbac.enabled`), each with its endpoints and caches.
 
 Startup checks (SPEC "States and transitions"): the configured schemas exist, the configuration's names fit the
 catalog (the model's problems), and the pinned SDL (`export.graphql`) matches per `export.pin`.
 """
 
 import time
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -28,7 +29,7 @@ from svc.graphql import (
     build_graphql_schema,
     diff_sdl,
 )
-from svc.model import Model, ModelError, build_model
+from svc.model import Model, ModelError, build_model, prune_model
 from svc.pipeline import Mutations, StatementCache
 from svc.rest import RestEndpoint
 
@@ -42,15 +43,29 @@ class SnapshotError(Exception):
 
 
 @attrs.frozen
+class Api:
+    """The APIs one database role is offered: its model (pruned to its grants when `rbac.enabled`), GraphQL schema,
+    and the endpoints answering it, with their caches."""
+
+    model: Model
+    graphql: GraphqlSchema
+    endpoint: GraphqlEndpoint
+    rest: RestEndpoint
+
+
+@attrs.frozen
 class Snapshot:
     built_at: datetime
     built_monotonic: float
     config: Config
     catalog: Catalog
+    #: The whole model and GraphQL schema (what is exported and pinned).
     model: Model
     graphql: GraphqlSchema
-    endpoint: GraphqlEndpoint
-    rest: RestEndpoint
+    #: The APIs per database role a request may run as (one, unpruned, without `rbac.enabled`).
+    apis: Mapping[str, Api]
+    #: The role a request runs as when none is configured: the connecting one.
+    connecting_role: str
     #: What startup logs about this snapshot (schema-prefixed names, a pinned file that differs under `warn`...).
     warnings: tuple[str, ...] = ()
     #: 1 for the first snapshot served, one more for each swap (set by `SnapshotHolder.swap`).
@@ -59,6 +74,11 @@ class Snapshot:
     def age(self) -> float:
         """Seconds since this snapshot was built."""
         return time.monotonic() - self.built_monotonic
+
+    def api(self, role: str | None) -> Api:
+        """The APIs offered to a request running as `role` (None: the connecting role)."""
+        found = self.apis.get(role or self.connecting_role)
+        return found if found is not None else self.apis[self.connecting_role]
 
 
 class SnapshotHolder:
@@ -127,6 +147,29 @@ async def build_snapshot(executor: Executor, config: Config) -> Snapshot:
     catalog = await read_database_catalog(executor, config)
     model, graphql = derive(catalog, config)
     warnings = [*model.warnings, *await _pin_check(config, graphql.sdl)]
+    connecting = catalog.current_user
+    if config.rbac.enabled:
+        roles = dict.fromkeys([*_configured_roles(config), connecting])
+        apis = {role: _api(*_pruned(model, catalog, role), config) for role in roles}
+    else:
+        apis = {connecting: _api(model, graphql, config)}
+    return Snapshot(
+        datetime.now(UTC), time.monotonic(), config, catalog, model, graphql, apis, connecting, tuple(warnings)
+    )
+
+
+def _pruned(model: Model, catalog: Catalog, role: str) -> tuple[Model, GraphqlSchema]:
+    """SPEC rule 3: with `rbac.enabled` the APIs are pruned to what the role may access (its grants)."""
+    try:
+        pruned = prune_model(model, catalog, role)
+        return pruned, build_graphql_schema(pruned)
+    except ModelError as exc:
+        raise SnapshotError(exc.problems) from exc
+    except SchemaBuildError as exc:
+        raise SnapshotError([f"the GraphQL schema of role {role!r} is invalid (a bug): {exc}"]) from exc
+
+
+def _api(model: Model, graphql: GraphqlSchema, config: Config) -> Api:
     statements = StatementCache()
     mutations = Mutations(model, config.errors, statements)
     endpoint = GraphqlEndpoint(
@@ -140,10 +183,7 @@ async def build_snapshot(executor: Executor, config: Config) -> Snapshot:
         statements,
         mutations,
     )
-    rest = RestEndpoint(graphql.schema, model, config, statements, mutations)
-    return Snapshot(
-        datetime.now(UTC), time.monotonic(), config, catalog, model, graphql, endpoint, rest, tuple(warnings)
-    )
+    return Api(model, graphql, endpoint, RestEndpoint(graphql.schema, model, config, statements, mutations))
 
 
 async def _pin_check(config: Config, sdl: str) -> list[str]:

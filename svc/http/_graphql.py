@@ -54,13 +54,16 @@ class GraphqlRoutes:
             method="GET" if request.method in ("GET", "HEAD") else "POST",
             session=request.session(),
         )
-        answer = await request.snapshot.endpoint.execute(graphql_request, self._pipeline, request.request_id)
+        api = request.snapshot.api(request.role)
+        answer = await api.endpoint.execute(graphql_request, self._pipeline, request.request_id)
         headers = [("Allow", "POST")] if answer.status == 405 else []
         return Response(answer.status, answer.body, "application/json", headers)
 
     async def sdl(self, request: Request) -> Response:
+        """The SDL, served without a token: with `rbac.enabled`, as a request without one sees the schema."""
         assert request.snapshot is not None
-        return Response(200, request.snapshot.graphql.sdl.encode(), "text/plain; charset=utf-8")
+        sdl = request.snapshot.api(self._config.auth.roles.anonymous).graphql.sdl
+        return Response(200, sdl.encode(), "text/plain; charset=utf-8")
 
     async def _body(self, request: Request) -> dict[str, Any]:
         media = (request.header("content-type") or "").split(";")[0].strip().lower()

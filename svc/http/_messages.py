@@ -45,6 +45,11 @@ class Request:
     def header(self, name: str) -> str | None:
         return self.headers.get(name.lower())
 
+    @property
+    def role(self) -> str | None:
+        """The database role the request runs as, when configured (None: the connecting role)."""
+        return self.principal.role if self.principal is not None else None
+
     def session(self) -> Session | None:
         """The database role and session settings the request runs with (None: the connecting role's own)."""
         principal = self.principal

@@ -40,5 +40,5 @@ class RestRoutes:
             body=body,
             session=request.session(),
         )
-        answer = await request.snapshot.rest.handle(rest_request, self._pipeline)
+        answer = await request.snapshot.api(request.role).rest.handle(rest_request, self._pipeline)
         return Response(answer.status, answer.body, answer.content_type, answer.headers)
