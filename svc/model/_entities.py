@@ -385,6 +385,9 @@ class Entity:
     version_column: str | None = None
     #: Columns compared by `<Type>Condition` and `<Type>Filter` (every exposed column).
     upsertable: bool = True  # foreign tables offer no upserts
+    #: The system transaction id can serve as the row version (reading it needs SELECT on the whole table: a role
+    #: with column grants only gets a null `rowVersion` unless `version_column` is set).
+    system_version: bool = True
 
     @property
     def ref(self) -> EntityRef:

@@ -168,7 +168,14 @@ def _columns_seen(entity: Entity, grants: _Grants) -> Entity | None:
         operations.discard(Operation.UPDATE)
     if key is None or _DELETE not in grants.table(ref):
         operations.discard(Operation.DELETE)
-    return attrs.evolve(entity, fields=fields, primary_key=key, lookups=lookups, operations=frozenset(operations))
+    return attrs.evolve(
+        entity,
+        fields=fields,
+        primary_key=key,
+        lookups=lookups,
+        operations=frozenset(operations),
+        system_version=entity.system_version and _SELECT in grants.table(ref),
+    )
 
 
 def _field_seen(field: Field, privileges: frozenset[str]) -> Field | None:

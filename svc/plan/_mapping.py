@@ -72,5 +72,5 @@ def row_version(key: str, entity: Entity) -> RowVersionOutput:
     """SPEC "Fields present on generated types": the version column, else the system transaction id (tables)."""
     if entity.version_column is not None:
         return RowVersionOutput(key, entity.version_column, system=False)
-    system = entity.kind in (RelationKind.TABLE, RelationKind.PARTITIONED_TABLE)
+    system = entity.kind in (RelationKind.TABLE, RelationKind.PARTITIONED_TABLE) and entity.system_version
     return RowVersionOutput(key, None, system=system)
