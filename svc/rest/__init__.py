@@ -1,6 +1,16 @@
 """The REST front end (layer 7): paths and parameters into plans, responses shaped from the database's JSON, and the
 OpenAPI document built from the model. Never imports the GraphQL front end: shared planning lives in `svc/plan`."""
 
+from ._openapi import build_openapi, openapi_json, openapi_yaml
 from ._resources import FunctionRoute, Kind, Resource, RestIndex, Target
 
-__all__ = ["FunctionRoute", "Kind", "Resource", "RestIndex", "Target"]
+__all__ = [
+    "FunctionRoute",
+    "Kind",
+    "Resource",
+    "RestIndex",
+    "Target",
+    "build_openapi",
+    "openapi_json",
+    "openapi_yaml",
+]
