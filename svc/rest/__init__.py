@@ -2,6 +2,7 @@
 OpenAPI document built from the model. Never imports the GraphQL front end: shared planning lives in `svc/plan`."""
 
 from ._openapi import build_openapi, openapi_json, openapi_yaml
+from ._openapi_diff import diff_openapi
 from ._resources import FunctionRoute, Kind, Resource, RestIndex, Target
 
 __all__ = [
@@ -11,6 +12,7 @@ __all__ = [
     "RestIndex",
     "Target",
     "build_openapi",
+    "diff_openapi",
     "openapi_json",
     "openapi_yaml",
 ]
