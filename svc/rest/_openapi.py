@@ -46,6 +46,8 @@ def build_openapi(model: Model, index: RestIndex, config: Config, *, version: st
         "openapi": OPENAPI_VERSION,
         "info": {"title": "svc REST API", "version": version, "description": _description(index, config)},
         "jsonSchemaDialect": JSON_SCHEMA_DIALECT,
+        # Paths are absolute (`/rest/...`) on the host that serves this document.
+        "servers": [{"url": "/"}],
         "paths": built_paths,
         "components": {
             "schemas": schemas.all(),
@@ -85,6 +87,7 @@ def _index(operations: Operations) -> Schema:
         "List the resources and functions",
         ("rest", "The index of this API."),
         {"200": operations.shared.success("The resources, the functions and the path of this document.", content)},
+        description="Each resource with its schema, GraphQL type and path; each function's path; this document's path.",
     )
 
 

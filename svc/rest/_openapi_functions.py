@@ -22,6 +22,8 @@ from ._resources import FunctionRoute
 
 #: What a function returning rows takes besides its arguments.
 _LIST_PARAMETERS = ("filter", "order", "first", "after", "fields", "include")
+_GET = "Arguments are query parameters (lists as `1,2,3` or a JSON array); those with a default may be left out."
+_POST = "Arguments are members of the body's `args`; those with a default may be left out."
 
 
 class FunctionPaths:
@@ -60,7 +62,7 @@ class FunctionPaths:
             self.tag,
             self._responses(get),
             errors,
-            description=function.description,
+            description=_described(function.description, _GET if get else _POST),
             parameters=self._parameters() if get else None,
             body=None if get else self._body(),
             deprecated=function.deprecation is not None,
@@ -130,3 +132,7 @@ class FunctionPaths:
         assert returns.type is not None
         value = self.schemas.value(returns.type, nullable_=True)
         return {"type": "array", "items": value} if kind is ReturnKind.SCALARS else value
+
+
+def _described(text: str | None, calling: str) -> str:
+    return f"{text}\n\n{calling}" if text else calling

@@ -263,6 +263,8 @@ class ResourcePaths:
                 "304": self.shared.not_modified(),
             },
             ("404",),
+            description="The row with this key (or, with `by`, with these values of another unique key); `fields`,"
+            " `include` and the embedding controls shape it.",
             parameters=self.shared.parameters(["fields", "include", "by", "IfNoneMatch"]),
         )
 
@@ -308,6 +310,7 @@ class ResourcePaths:
                 "204": self.shared.success("Deleted (`Prefer: return=minimal`).", headers=["Preference-Applied"]),
             },
             ("404", "409", "412"),
+            description="Answers the row as it was; with `If-Match`, only while the row has that version.",
             parameters=self.shared.parameters(["by", "IfMatch", "PreferReturn"]),
         )
 
@@ -322,6 +325,7 @@ class ResourcePaths:
                 )
             },
             ("404",),
+            description=f"The value of the binary column `{field.column}` as bytes, not as hex text.",
         )
 
     def _put_bytes(self, field: Field) -> Schema:
