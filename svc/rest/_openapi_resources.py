@@ -306,7 +306,7 @@ class ResourcePaths:
             f"delete{self.type}",
             f"Delete one `{self.type}` row",
             {
-                "200": self.shared.success("The row as it was.", {"application/json": self.row}),
+                "200": self.shared.success("The row as it was.", {"application/json": self.row}, ["ETag"]),
                 "204": self.shared.success("Deleted (`Prefer: return=minimal`).", headers=["Preference-Applied"]),
             },
             ("404", "409", "412"),

@@ -215,6 +215,12 @@ def test_a_create_body_requires_what_has_no_default_and_no_relation_to_fill_it(m
     }
 
 
+def test_a_deprecated_table_has_deprecated_operations(models):
+    doc = document(models, "model_blog")
+    assert {op.get("deprecated") for path, _, op in operations(doc) if path.startswith("/rest/people")} == {True}
+    assert not [op for path, _, op in operations(doc) if path.startswith("/rest/posts") and "deprecated" in op]
+
+
 def test_generated_columns_are_not_written_and_an_update_needs_a_member(models):
     schemas = document(models, "model_blog")["components"]["schemas"]
     assert "id" not in schemas["PersonCreate"]["properties"]  # generated always as identity
