@@ -2,7 +2,8 @@
 
 `svc` and `svc run` serve on `server.host:server.port`; `svc demo` serves the demo schema from an embedded
 PostgreSQL in dev mode; `svc schema export [--check]` writes (or checks) every export file; `svc export-graphql
---out <path>` and `svc export-config-schema --out <path>` write one artifact. `--config`
+--out <path>`, `svc export-openapi --out <path>` (YAML for a `.yaml`/`.yml` path) and `svc export-config-schema --out
+<path>` write one artifact. `--config`
 and `--mode` are accepted before or after the command. Exit codes: 0 after a graceful stop or a written file, 1 when
 the service cannot run, 2 for a usage or configuration error (every problem is printed, each naming its key).
 """
@@ -62,11 +63,11 @@ def _export_config_schema(args: argparse.Namespace) -> int:
 
 
 def _schema_export(args: argparse.Namespace) -> int:
-    from svc.export import check_exports, export_files, write_exports
+    from svc.export import check_exports, export_files, openapi_document, write_exports
 
     loaded = _load(args)
-    _, graphql = _read_schema(loaded)
-    files = export_files(loaded.config, graphql)
+    model, graphql = _read_schema(loaded)
+    files = export_files(loaded.config, graphql, openapi_document(loaded.config, model))
     if args.check:
         problems = check_exports(files)
         for problem in problems:
@@ -82,6 +83,16 @@ def _export_graphql(args: argparse.Namespace) -> int:
     loaded = _load(args)
     _, graphql = _read_schema(loaded)
     Path(args.out).write_text(graphql.sdl, encoding="utf-8")
+    print(f"wrote {args.out}")
+    return 0
+
+
+def _export_openapi(args: argparse.Namespace) -> int:
+    from svc.export import openapi_document, openapi_text
+
+    loaded = _load(args)
+    model, _ = _read_schema(loaded)
+    Path(args.out).write_text(openapi_text(args.out, openapi_document(loaded.config, model)), encoding="utf-8")
     print(f"wrote {args.out}")
     return 0
 
@@ -143,7 +154,11 @@ def _parser() -> argparse.ArgumentParser:
     graphql.add_argument("--out", metavar="PATH", required=True, help="output file")
     graphql.set_defaults(command=_export_graphql)
 
-    for command in (run, demo, export, schema_export, graphql):
+    openapi = commands.add_parser("export-openapi", help="write the OpenAPI document (YAML for a .yaml/.yml path)")
+    openapi.add_argument("--out", metavar="PATH", required=True, help="output file")
+    openapi.set_defaults(command=_export_openapi)
+
+    for command in (run, demo, export, schema_export, graphql, openapi):
         _add_common_options(command, after_command=True)
     return parser
 

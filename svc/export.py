@@ -1,39 +1,75 @@
 """The exported schema files (SPEC "Command line" and "Versioning"): what `svc schema export` writes, what
 `--check` compares, and what the dev watcher re-writes after a schema change.
 
-Files (paths from `export.*`): the GraphQL SDL and the configuration's JSON Schema; the OpenAPI document and the
-federation subgraph join with their issues. `--check` writes nothing and reports each file that is missing or
-differs, with the SDL items that changed.
+Files (paths from `export.*`): the GraphQL SDL, the OpenAPI document (YAML for a `.yaml`/`.yml` path, JSON otherwise;
+left out while `openapi.enabled` is off) and the configuration's JSON Schema; the federation subgraph joins with its
+issue. `--check` writes nothing and reports each file that is missing or differs, with the SDL items or OpenAPI JSON
+Pointers that changed. The OpenAPI file is compared as a document: "the OpenAPI comparison ignores formatting and key
+order", so a re-indented or re-ordered file is not drift.
 """
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
+import yaml
 
 from svc.config import Config, config_json_schema
 from svc.graphql import GraphqlSchema, diff_sdl
+from svc.model import Model
+from svc.rest import RestIndex, build_openapi, diff_openapi, openapi_json, openapi_yaml
+from svc.version import VERSION
+
+_YAML_SUFFIXES = (".yaml", ".yml")
 
 
 @attrs.frozen
 class ExportFile:
     path: Path
     text: str
-    #: "graphql" or "config_schema": how differences are described.
+    #: "graphql", "openapi" or "config_schema": how differences are described.
     kind: str
+    #: The OpenAPI document `text` renders: `--check` compares documents, not texts.
+    document: Mapping[str, Any] | None = None
 
 
 def config_schema_text() -> str:
     return json.dumps(config_json_schema(), indent=2, ensure_ascii=False) + "\n"
 
 
-def export_files(config: Config, graphql: GraphqlSchema) -> list[ExportFile]:
-    """The files `export.*` names (the loader made their paths absolute)."""
-    return [
-        ExportFile(Path(config.export.graphql), graphql.sdl, "graphql"),
-        ExportFile(Path(config.export.config_schema), config_schema_text(), "config_schema"),
-    ]
+def openapi_document(config: Config, model: Model) -> dict[str, Any]:
+    """The OpenAPI document of the model, as the REST front end serves it (the service's version in `info`)."""
+    return build_openapi(model, RestIndex(model, config.database.schemas), config, version=VERSION)
+
+
+def openapi_text(path: str | Path, document: Mapping[str, Any]) -> str:
+    """The document as YAML for a `.yaml`/`.yml` path, else as JSON (SPEC "Command line")."""
+    if Path(path).suffix.lower() in _YAML_SUFFIXES:
+        return openapi_yaml(dict(document))
+    return openapi_json(dict(document))
+
+
+def read_openapi(path: str | Path, text: str) -> Any:
+    """A pinned OpenAPI file's document (YAML or JSON by its suffix); ValueError when it cannot be read as one."""
+    try:
+        if Path(path).suffix.lower() in _YAML_SUFFIXES:
+            return yaml.safe_load(text)
+        return json.loads(text)
+    except (yaml.YAMLError, json.JSONDecodeError) as exc:
+        raise ValueError(str(exc).splitlines()[0]) from exc
+
+
+def export_files(config: Config, graphql: GraphqlSchema, openapi: Mapping[str, Any] | None = None) -> list[ExportFile]:
+    """The files `export.*` names (the loader made their paths absolute); the OpenAPI file when a document is given
+    and the REST API is on."""
+    files = [ExportFile(Path(config.export.graphql), graphql.sdl, "graphql")]
+    if openapi is not None and config.openapi.enabled:
+        path = Path(config.export.openapi)
+        files.append(ExportFile(path, openapi_text(path, openapi), "openapi", openapi))
+    files.append(ExportFile(Path(config.export.config_schema), config_schema_text(), "config_schema"))
+    return files
 
 
 def write_exports(files: Sequence[ExportFile]) -> list[Path]:
@@ -48,7 +84,7 @@ def write_exports(files: Sequence[ExportFile]) -> list[Path]:
 
 
 def check_exports(files: Sequence[ExportFile]) -> list[str]:
-    """One line per file that is missing or differs (with the SDL items that changed); empty when all match."""
+    """One line per file that is missing or differs (with the items that changed); empty when all match."""
     problems = []
     for file in files:
         if not file.path.is_file():
@@ -57,7 +93,20 @@ def check_exports(files: Sequence[ExportFile]) -> list[str]:
         current = file.path.read_text(encoding="utf-8")
         if current == file.text:
             continue
-        items = diff_sdl(current, file.text) if file.kind == "graphql" else []
+        if file.kind == "openapi":
+            items = _openapi_differences(file, current)
+            if not items:
+                continue  # formatting and key order only
+        else:
+            items = diff_sdl(current, file.text) if file.kind == "graphql" else []
         detail = f" ({', '.join(items[:20])}{', ...' if len(items) > 20 else ''})" if items else ""
         problems.append(f"{file.path}: differs from the generated {file.kind}{detail}")
     return problems
+
+
+def _openapi_differences(file: ExportFile, current: str) -> list[str]:
+    try:
+        pinned = read_openapi(file.path, current)
+    except ValueError as exc:
+        return [f"unreadable: {exc}"]
+    return diff_openapi(pinned, file.document)

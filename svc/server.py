@@ -15,7 +15,6 @@ import signal
 import time
 from collections.abc import Sequence
 from functools import partial
-from importlib import metadata
 
 import hypercorn.config
 import hypercorn.trio
@@ -28,13 +27,9 @@ from svc.db import ConnectionSettings, Executor, open_pool
 from svc.http import App, GraphqlRoutes, Probes, RestRoutes, Route, UiRoutes
 from svc.pipeline import Pipeline
 from svc.snapshot import SnapshotHolder, build_snapshot
+from svc.version import VERSION
 
 log = logging.getLogger("svc.server")
-
-try:
-    VERSION = metadata.version("svc")
-except metadata.PackageNotFoundError:  # pragma: no cover - running from a checkout that was never installed
-    VERSION = "0+unknown"
 
 
 class StartupError(Exception):

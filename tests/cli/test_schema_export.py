@@ -1,11 +1,14 @@
 """Exported schema files and pinning (SPEC "Command line", "Versioning"): `svc schema export` writes every export file
-beside svc.yaml; `--check` writes nothing and exits 1 when one is missing or differs; `export-graphql` writes the SDL;
-at startup and on reload the pinned SDL is compared per `export.pin` (fail refuses, listing +/-/~ items; warn logs;
-off skips; a missing file pins nothing)."""
+beside svc.yaml; `--check` writes nothing and exits 1 when one is missing or differs (the OpenAPI file compared as a
+document: formatting and key order do not count); `export-graphql` writes the SDL, `export-openapi` the OpenAPI
+document (YAML for a .yaml/.yml path); at startup and on reload the pinned SDL is compared per `export.pin` (fail
+refuses, listing +/-/~ items; warn logs; off skips; a missing file pins nothing)."""
 
+import json
 import logging
 
 import pytest
+import yaml
 
 from svc.config import load_config
 from svc.server import StartupError, serve
@@ -21,7 +24,11 @@ def test_export_writes_every_file_then_check_passes(tmp_path, database_url):
     env = {"DATABASE_URL": database_url}
     result = run_svc("schema", "export", cwd=tmp_path, env=env)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == [f"wrote {tmp_path}/out/schema.graphql", f"wrote {tmp_path}/svc.schema.json"]
+    assert result.stdout.splitlines() == [
+        f"wrote {tmp_path}/out/schema.graphql",
+        f"wrote {tmp_path}/openapi.json",
+        f"wrote {tmp_path}/svc.schema.json",
+    ]
     sdl = (tmp_path / "out/schema.graphql").read_text()
     assert "type Post implements Node" in sdl and "type Author implements Node" in sdl
     again = run_svc("schema", "export", cwd=tmp_path, env=env)
@@ -44,7 +51,9 @@ def test_check_reports_drift_and_missing_files_and_writes_nothing(tmp_path, data
     lines = check.stderr.splitlines()
     assert lines[0].startswith(f"svc: {tmp_path}/schema.graphql: differs from the generated graphql (")
     assert "+ Author.driftCheck" in lines[0] and "+ AuthorFilter.driftCheck" in lines[0]
-    assert lines[1] == f"svc: {tmp_path}/svc.schema.json: missing"
+    assert lines[1].startswith(f"svc: {tmp_path}/openapi.json: differs from the generated openapi (")
+    assert "+ /components/schemas/Author/properties/driftCheck" in lines[1]
+    assert lines[2] == f"svc: {tmp_path}/svc.schema.json: missing"
     assert (tmp_path / "schema.graphql").read_text() == before
     assert not (tmp_path / "svc.schema.json").exists()
 
@@ -55,6 +64,47 @@ def test_export_graphql_writes_the_sdl(tmp_path, database_url):
     assert (result.returncode, result.stdout.strip()) == (0, "wrote api.graphql")
     run_svc("schema", "export", cwd=tmp_path, env=env)
     assert (tmp_path / "api.graphql").read_text() == (tmp_path / "schema.graphql").read_text()
+
+
+def test_export_openapi_writes_json_or_yaml(tmp_path, database_url):
+    env = {"DATABASE_URL": database_url}
+    for out in ("api.json", "api.yaml"):
+        result = run_svc("export-openapi", "--out", out, cwd=tmp_path, env=env)
+        assert (result.returncode, result.stdout.strip()) == (0, f"wrote {out}")
+    document = json.loads((tmp_path / "api.json").read_text())
+    assert yaml.safe_load((tmp_path / "api.yaml").read_text()) == document
+    assert document["openapi"] == "3.1.0"
+    assert {"/rest/posts", "/rest/posts/{id}", "/rest/authors"} <= set(document["paths"])
+    run_svc("schema", "export", cwd=tmp_path, env=env)
+    assert (tmp_path / "openapi.json").read_text() == (tmp_path / "api.json").read_text()
+
+
+def test_check_ignores_the_formatting_and_key_order_of_the_openapi_file(tmp_path, database_url):
+    env = {"DATABASE_URL": database_url}
+    assert run_svc("schema", "export", cwd=tmp_path, env=env).returncode == 0
+    path = tmp_path / "openapi.json"
+    path.write_text(json.dumps(json.loads(path.read_text()), indent=4, sort_keys=True))
+    check = run_svc("schema", "export", "--check", cwd=tmp_path, env=env)
+    assert (check.returncode, check.stderr) == (0, "")
+
+
+def test_check_reports_openapi_drift_as_json_pointers(tmp_path, database_url):
+    (tmp_path / "svc.yaml").write_text("export: {openapi: pinned/openapi.yaml}\n")
+    env = {"DATABASE_URL": database_url}
+    assert run_svc("schema", "export", cwd=tmp_path, env=env).returncode == 0
+    path = tmp_path / "pinned/openapi.yaml"
+    document = yaml.safe_load(path.read_text())
+    assert document["openapi"] == "3.1.0"  # a .yaml path is written as YAML
+    del document["paths"]["/rest/posts/search"]
+    document["components"]["schemas"]["Post"]["properties"]["title"]["type"] = "integer"
+    document["x-pinned"] = True
+    path.write_text(yaml.safe_dump(document))
+    check = run_svc("schema", "export", "--check", cwd=tmp_path, env=env)
+    assert check.returncode == 1
+    assert check.stderr.splitlines() == [
+        f"svc: {path}: differs from the generated openapi (~ /components/schemas/Post/properties/title/type,"
+        " + /paths/~1rest~1posts~1search, - /x-pinned)"
+    ]
 
 
 def test_export_needs_a_database(tmp_path):
