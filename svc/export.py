@@ -14,12 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import yaml
 
 from svc.config import Config, config_json_schema
 from svc.graphql import GraphqlSchema, diff_sdl
 from svc.model import Model
-from svc.rest import RestIndex, build_openapi, diff_openapi, openapi_json, openapi_yaml
+from svc.rest import RestIndex, build_openapi, diff_openapi, openapi_json, openapi_yaml, read_openapi
 from svc.version import VERSION
 
 _YAML_SUFFIXES = (".yaml", ".yml")
@@ -49,16 +48,6 @@ def openapi_text(path: str | Path, document: Mapping[str, Any]) -> str:
     if Path(path).suffix.lower() in _YAML_SUFFIXES:
         return openapi_yaml(dict(document))
     return openapi_json(dict(document))
-
-
-def read_openapi(path: str | Path, text: str) -> Any:
-    """A pinned OpenAPI file's document (YAML or JSON by its suffix); ValueError when it cannot be read as one."""
-    try:
-        if Path(path).suffix.lower() in _YAML_SUFFIXES:
-            return yaml.safe_load(text)
-        return json.loads(text)
-    except (yaml.YAMLError, json.JSONDecodeError) as exc:
-        raise ValueError(str(exc).splitlines()[0]) from exc
 
 
 def export_files(config: Config, graphql: GraphqlSchema, openapi: Mapping[str, Any] | None = None) -> list[ExportFile]:
@@ -106,7 +95,7 @@ def check_exports(files: Sequence[ExportFile]) -> list[str]:
 
 def _openapi_differences(file: ExportFile, current: str) -> list[str]:
     try:
-        pinned = read_openapi(file.path, current)
+        pinned = read_openapi(str(file.path), current)
     except ValueError as exc:
         return [f"unreadable: {exc}"]
     return diff_openapi(pinned, file.document)

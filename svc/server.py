@@ -24,7 +24,7 @@ from svc.actors import BucketSweeper, Fatal, Reloader, SchemaWatcher, export_sna
 from svc.auth import Authenticator
 from svc.config import Config, ConfigError, LoadedConfig, load_config
 from svc.db import ConnectionSettings, Executor, open_pool
-from svc.http import App, GraphqlRoutes, Probes, RestRoutes, Route, UiRoutes
+from svc.http import App, GraphqlRoutes, OpenapiRoutes, Probes, RestRoutes, Route, UiRoutes
 from svc.pipeline import Pipeline
 from svc.snapshot import SnapshotHolder, build_snapshot
 from svc.version import VERSION
@@ -72,6 +72,7 @@ async def serve(
             *probes.routes(),
             *GraphqlRoutes(config, pipeline).routes(),
             *RestRoutes(config, pipeline).routes(),
+            *OpenapiRoutes(config).routes(),
             *UiRoutes(config).routes(),
         ]
         authenticator = Authenticator(config.auth, loaded.secrets.jwt_secret)

@@ -13,6 +13,7 @@ import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import attrs
 import trio
@@ -31,7 +32,8 @@ from svc.graphql import (
 )
 from svc.model import Model, ModelError, build_model, prune_model
 from svc.pipeline import Mutations, StatementCache
-from svc.rest import RestEndpoint
+from svc.rest import RestEndpoint, build_openapi, diff_openapi, read_openapi
+from svc.version import VERSION
 
 
 class SnapshotError(Exception):
@@ -51,6 +53,19 @@ class Api:
     graphql: GraphqlSchema
     endpoint: GraphqlEndpoint
     rest: RestEndpoint
+    config: Config
+    #: The OpenAPI document, built once when first asked for (it takes a while on a large catalog: not at startup).
+    _document: dict[str, Mapping[str, Any]] = attrs.field(factory=dict, eq=False, repr=False)
+
+    async def openapi(self) -> Mapping[str, Any]:
+        """The OpenAPI document of the REST API the role is offered (built in a worker thread, then kept)."""
+        found = self._document.get("openapi")
+        if found is None:
+            found = await trio.to_thread.run_sync(
+                lambda: build_openapi(self.model, self.rest.index, self.config, version=VERSION)
+            )
+            self._document["openapi"] = found
+        return found
 
 
 @attrs.frozen
@@ -59,9 +74,8 @@ class Snapshot:
     built_monotonic: float
     config: Config
     catalog: Catalog
-    #: The whole model and GraphQL schema (what is exported and pinned).
-    model: Model
-    graphql: GraphqlSchema
+    #: The APIs of the whole model (what is exported and pinned).
+    whole: Api
     #: The APIs per database role a request may run as (one, unpruned, without `rbac.enabled`).
     apis: Mapping[str, Api]
     #: The role a request runs as when none is configured: the connecting one.
@@ -74,6 +88,14 @@ class Snapshot:
     def age(self) -> float:
         """Seconds since this snapshot was built."""
         return time.monotonic() - self.built_monotonic
+
+    @property
+    def model(self) -> Model:
+        return self.whole.model
+
+    @property
+    def graphql(self) -> GraphqlSchema:
+        return self.whole.graphql
 
     def api(self, role: str | None) -> Api:
         """The APIs offered to a request running as `role` (None: the connecting role)."""
@@ -146,15 +168,23 @@ async def build_snapshot(executor: Executor, config: Config) -> Snapshot:
     """
     catalog = await read_database_catalog(executor, config)
     model, graphql = derive(catalog, config)
-    warnings = [*model.warnings, *await _pin_check(config, graphql.sdl)]
+    whole = _api(model, graphql, config)
+    warnings = [*model.warnings, *await _pin_check(config, graphql.sdl, whole)]
     connecting = catalog.current_user
     if config.rbac.enabled:
         roles = dict.fromkeys([*_configured_roles(config), connecting])
         apis = {role: _api(*_pruned(model, catalog, role), config) for role in roles}
     else:
-        apis = {connecting: _api(model, graphql, config)}
+        apis = {connecting: whole}
     return Snapshot(
-        datetime.now(UTC), time.monotonic(), config, catalog, model, graphql, apis, connecting, tuple(warnings)
+        datetime.now(UTC),
+        time.monotonic(),
+        config,
+        catalog,
+        whole,
+        apis,
+        connecting,
+        tuple(warnings),
     )
 
 
@@ -183,24 +213,37 @@ def _api(model: Model, graphql: GraphqlSchema, config: Config) -> Api:
         statements,
         mutations,
     )
-    return Api(model, graphql, endpoint, RestEndpoint(graphql.schema, model, config, statements, mutations))
+    rest = RestEndpoint(graphql.schema, model, config, statements, mutations)
+    return Api(model, graphql, endpoint, rest, config)
 
 
-async def _pin_check(config: Config, sdl: str) -> list[str]:
-    """SPEC "Versioning": compare the generated SDL with the pinned file; `fail` refuses, `warn` logs, `off` skips.
-
-    A missing file pins nothing.
-    """
+async def _pin_check(config: Config, sdl: str, whole: Api) -> list[str]:
+    """SPEC "Versioning": compare the generated SDL and OpenAPI document with the pinned files; `fail` refuses to
+    serve, `warn` logs, `off` skips. A missing file pins nothing; the document is compared as a document (formatting
+    and key order ignored), its differences named by JSON pointers."""
     if config.export.pin == "off":
         return []
+    summaries = []
     path = trio.Path(Path(config.export.graphql))
-    if not await path.is_file():
-        return []
-    differences = diff_sdl(await path.read_text(encoding="utf-8"), sdl)
-    if not differences:
-        return []
-    summary = f"{config.export.graphql} differs from the generated schema ({len(differences)} items): "
-    summary += ", ".join(differences[:50]) + (", ..." if len(differences) > 50 else "")
-    if config.export.pin == "fail":
-        raise SnapshotError([f"export.pin is fail and {summary}; re-export with `svc schema export`"])
-    return [summary]
+    if await path.is_file():
+        differences = diff_sdl(await path.read_text(encoding="utf-8"), sdl)
+        if differences:
+            summaries.append(_differs(config.export.graphql, "schema", differences))
+    path = trio.Path(Path(config.export.openapi))
+    if config.openapi.enabled and await path.is_file():
+        try:
+            pinned = read_openapi(config.export.openapi, await path.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            differences = [f"cannot be read: {exc}"]
+        else:
+            differences = diff_openapi(pinned, await whole.openapi())
+        if differences:
+            summaries.append(_differs(config.export.openapi, "OpenAPI document", differences))
+    if summaries and config.export.pin == "fail":
+        raise SnapshotError([f"export.pin is fail and {s}; re-export with `svc schema export`" for s in summaries])
+    return summaries
+
+
+def _differs(path: str, what: str, differences: list[str]) -> str:
+    summary = f"{path} differs from the generated {what} ({len(differences)} items): "
+    return summary + ", ".join(differences[:50]) + (", ..." if len(differences) > 50 else "")

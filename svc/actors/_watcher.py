@@ -52,7 +52,7 @@ select md5(coalesce(string_agg(item, ',' order by item), '')) from (
 
 async def export_snapshot(snapshot: Snapshot) -> None:
     """After a swap (`watch.export`): re-write the export files whose text changed."""
-    files = export_files(snapshot.config, snapshot.graphql)
+    files = export_files(snapshot.config, snapshot.graphql, await snapshot.whole.openapi())
     written = await trio.to_thread.run_sync(write_exports, files)
     for path in written:
         log.info("exported %s", path)

@@ -3,6 +3,7 @@
 from ._app import App
 from ._graphql import GraphqlRoutes
 from ._messages import Request, Response
+from ._openapi import OpenapiRoutes
 from ._probes import Probes
 from ._problem import PROBLEM_JSON, problem
 from ._rest import RestRoutes
@@ -13,6 +14,7 @@ __all__ = [
     "PROBLEM_JSON",
     "App",
     "GraphqlRoutes",
+    "OpenapiRoutes",
     "Probes",
     "Request",
     "Response",

@@ -105,10 +105,11 @@ class App:
                 return problem(error, request, headers=(("Allow", ", ".join(route.allowed())),))
             if route.needs_snapshot and request.snapshot is None:
                 raise SvcError(Code.DATABASE_UNAVAILABLE, "the schema has not been read from the database yet")
-            if route.api:
-                request.principal = await self._authenticator.authenticate(request.header("authorization"))
-                if (refusal := self._limit(request, route)) is not None:
-                    return refusal
+            authorization = request.header("authorization")
+            if route.api or (route.identify and authorization is not None):
+                request.principal = await self._authenticator.authenticate(authorization)
+            if route.api and (refusal := self._limit(request, route)) is not None:
+                return refusal
             return await route.handler(request)
         except Unauthenticated as error:
             # A refused token counts too, by address (SPEC "Authentication": all but a verified token).

@@ -36,7 +36,7 @@ class GraphqlRoutes:
                 Route("/graphql", frozenset({"GET", "POST"}), self.graphql, api=True, render_error=graphql_error)
             )
         if graphql.sdl:
-            routes.append(Route(graphql.sdl_path, frozenset({"GET"}), self.sdl))
+            routes.append(Route(graphql.sdl_path, frozenset({"GET"}), self.sdl, identify=True))
         return routes
 
     async def graphql(self, request: Request) -> Response:
@@ -60,9 +60,10 @@ class GraphqlRoutes:
         return Response(answer.status, answer.body, "application/json", headers)
 
     async def sdl(self, request: Request) -> Response:
-        """The SDL, served without a token: with `rbac.enabled`, as a request without one sees the schema."""
+        """The SDL, served without a token; with `rbac.enabled`, as the role the request runs as sees the schema (the
+        anonymous role's, or with a valid token the authenticated role's)."""
         assert request.snapshot is not None
-        sdl = request.snapshot.api(self._config.auth.roles.anonymous).graphql.sdl
+        sdl = request.snapshot.api(request.role or self._config.auth.roles.anonymous).graphql.sdl
         return Response(200, sdl.encode(), "text/plain; charset=utf-8")
 
     async def _body(self, request: Request) -> dict[str, Any]:

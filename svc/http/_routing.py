@@ -33,6 +33,9 @@ class Route:
     #: Serves every path under `path` too (`/rest/...`), and answers every method itself, OPTIONS and 405
     #: included: the methods a path has depend on what it names.
     prefix: bool = False
+    #: Not an API route, but a token, when one is sent, is verified and names the role the answer is for (the
+    #: SDL and the OpenAPI document with `rbac.enabled`); a request without one is answered as anonymous.
+    identify: bool = False
 
     def allowed(self) -> list[str]:
         methods = set(self.methods) | {"OPTIONS"}

@@ -3,7 +3,7 @@ OpenAPI document built from the model. Never imports the GraphQL front end: shar
 
 from ._endpoint import RestEndpoint
 from ._messages import RestRequest, RestResponse
-from ._openapi import build_openapi, openapi_json, openapi_yaml
+from ._openapi import build_openapi, openapi_json, openapi_yaml, read_openapi
 from ._openapi_diff import diff_openapi
 from ._resources import FunctionRoute, Kind, Resource, RestIndex, Target
 
@@ -20,4 +20,5 @@ __all__ = [
     "diff_openapi",
     "openapi_json",
     "openapi_yaml",
+    "read_openapi",
 ]

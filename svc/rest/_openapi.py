@@ -151,3 +151,14 @@ class _Dumper(yaml.SafeDumper):
 def openapi_yaml(document: dict[str, Any]) -> str:
     """The document as YAML (safe_dump, keys in the document's order, no aliases)."""
     return yaml.dump(document, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=120)
+
+
+def read_openapi(path: str, text: str) -> Any:
+    """A pinned OpenAPI file's document (YAML for a `.yaml`/`.yml` path, JSON otherwise); ValueError when it cannot
+    be read as one."""
+    try:
+        if path.lower().endswith((".yaml", ".yml")):
+            return yaml.safe_load(text)
+        return json.loads(text)
+    except (yaml.YAMLError, json.JSONDecodeError) as exc:
+        raise ValueError(str(exc).splitlines()[0]) from exc

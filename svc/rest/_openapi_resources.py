@@ -219,7 +219,7 @@ class ResourcePaths:
             if is_bytea(field):
                 column = {
                     "get": self._bytes(field) if Operation.READ in self.ops else None,
-                    "put": self._put_bytes(field) if Operation.UPDATE in self.ops and field.writable else None,
+                    "put": self._put_bytes(field) if Operation.UPDATE in self.ops and field.updatable else None,
                 }
                 if any(column.values()):
                     found[f"{path}/{field.rest_name}"] = {"parameters": [key], **present(column)}

@@ -166,8 +166,8 @@ class Schemas:
         name = self.name(entity.type_name, "Create")
         if name not in self._built:
             self._built[name] = {}
-            covered = {column for r in entity.relations if r.holds_key for column, _ in r.pairs}
-            writable = [f for f in entity.fields if f.writable]
+            covered = {column for r in entity.relations if r.holds_key and r.insertable for column, _ in r.pairs}
+            writable = [f for f in entity.fields if f.insertable]
             schema: Schema = {
                 "type": "object",
                 "description": f"One new `{entity.type_name}` row; relation members write related rows too.",
@@ -191,7 +191,7 @@ class Schemas:
                 "type": "object",
                 "description": f"Changes to one `{entity.type_name}` row: the members given are set (null sets NULL).",
                 "properties": {
-                    **{f.rest_name: self.field(f, bounds=True) for f in entity.fields if f.writable},
+                    **{f.rest_name: self.field(f, bounds=True) for f in entity.fields if f.updatable},
                     **self._relation_members(entity, update=True),
                 },
                 "minProperties": 1,
@@ -204,6 +204,8 @@ class Schemas:
         members = {}
         for relation in entity.relations:
             target = self.model.entity(relation.target)
+            if not (relation.updatable if update else relation.insertable):
+                continue
             if Operation.CREATE not in target.operations and not target.primary_key:
                 continue
             if relation.kind is Cardinality.TO_ONE and relation.holds_key:
