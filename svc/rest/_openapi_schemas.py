@@ -149,8 +149,9 @@ class Schemas:
             properties = {f.rest_name: self.field(f) for f in entity.fields}
             if entity.primary_key is not None:
                 properties["rowVersion"] = {
-                    "type": "string",
-                    "description": "The row's version: its `ETag` without quotes, for `If-Match`.",
+                    "type": ["string", "null"],
+                    "description": "The row's version: its `ETag` without quotes, for `If-Match`. Null in rows as they"
+                    " were (`previous`, deleted rows) and where the role may not read it.",
                 }
             self._built[name] = {
                 "type": "object",

@@ -29,7 +29,11 @@ CASES = {
     "pagila": (PAGILA, ["public"]),
 }
 METHODS = ("get", "put", "post", "delete", "patch")
-ROW_VERSION = {"type": "string", "description": "The row's version: its `ETag` without quotes, for `If-Match`."}
+ROW_VERSION = {
+    "type": ["string", "null"],
+    "description": "The row's version: its `ETag` without quotes, for `If-Match`. Null in rows as they were"
+    " (`previous`, deleted rows) and where the role may not read it.",
+}
 ERRORS = {
     "400": {"$ref": "#/components/responses/BadRequest"},
     "401": {"$ref": "#/components/responses/Unauthorized"},
