@@ -107,6 +107,9 @@ class WriteRequests:
         except SvcError as error:
             raise self._rest_paths(error) from error
 
+    def _missing(self, entity: Entity, target: Target) -> SvcError:
+        return SvcError(Code.NOT_FOUND, f"no {entity.type_name} has the key {unquote(target.key or '')}")
+
     # --- bodies ------------------------------------------------------------------------------------------------
 
     def json_body(self, request: RestRequest, *, allow_empty: bool = False) -> Any:
@@ -228,7 +231,8 @@ class WriteRequests:
         prefer = headers_.Prefer.parse(request.header("prefer"))
         media = bodies.media_type(request.header("content-type"))
         expected, must_exist = self._if_match(request)
-        if media in (bodies.JSON_PATCH, bodies.MERGE_PATCH):
+        patched = media in (bodies.JSON_PATCH, bodies.MERGE_PATCH)
+        if patched:
             value, expected = await self._patched(
                 entity, lookup=lookup, media=media, expected=expected, request=request, pipeline=pipeline
             )
@@ -241,10 +245,14 @@ class WriteRequests:
             raise bodies.unsupported(
                 media, f"{bodies.JSON}, {bodies.MERGE_PATCH}, {bodies.JSON_PATCH}, {bodies.MULTIPART}"
             )
-        if isinstance(value, dict) and not value:
+        rest, _ = self._owned_key(entity, lookup, _object(value, "input"), by=by)
+        if not rest:
+            if patched:  # the patch changes nothing: the row as it is, nothing written
+                return await self._unchanged(
+                    target, entity, lookup, selection, prefer=prefer, request=request, pipeline=pipeline
+                )
             raise SvcError(Code.BAD_USER_INPUT, "PATCH with no fields to set")
-        coerced = self._coerce(entity, value, entity.names.update_input, "input")
-        coerced = self._owned_key(entity, lookup, coerced, by=by)
+        coerced = self._coerce(entity, rest, entity.names.update_input, "input")
         write = self.inputs.update(
             entity, lookup, coerced, ("input",), expected_version=expected, previous=prefer.previous,
             must_exist=must_exist,
@@ -253,6 +261,27 @@ class WriteRequests:
             entity, write, _Answer(False, prefer.previous), selection, request=request, pipeline=pipeline
         )
         return self._answer(200, payload, prefer, entity, missing=target)
+
+    async def _unchanged(
+        self,
+        target: Target,
+        entity: Entity,
+        lookup: KeyLookup,
+        selection: Selection,
+        *,
+        prefer: headers_.Prefer,
+        request: RestRequest,
+        pipeline: Pipeline,
+    ) -> RestResponse:
+        """A patch that leaves the row as it was (only `test` operations, values it already has): no write, so
+        no new version; the row as it is."""
+        row, version = await self.endpoint.read_row(entity, lookup, Listing(selection), request, pipeline)
+        if row is None:
+            raise self._missing(entity, target)
+        answer = [("ETag", headers_.etag(version))] if version is not None else []
+        if prefer.return_ == "minimal":
+            return RestResponse(204, headers=(*answer, *headers_.preference_applied(["return=minimal"])))
+        return json_response(200, row, answer)
 
     async def _put(self, target: Target, entity: Entity, request: RestRequest, pipeline: Pipeline) -> RestResponse:
         """Insert or update the row the URL names (200 either way); with `If-Match`, an update of an existing row."""
@@ -264,22 +293,18 @@ class WriteRequests:
         body = self._rows_body(entity, request, csv=False, form=True)
         if not isinstance(body, dict):
             raise SvcError(Code.BAD_USER_INPUT, "PUT takes one row: a JSON object")
+        rest, owned = self._owned_key(entity, lookup, body, by=by, fill=True)
         expected, must_exist = self._if_match(request)
         if expected is not None or must_exist:
-            coerced = self._owned_key(
-                entity, lookup, self._coerce(entity, body, entity.names.update_input, "input"), by=by
-            )
-            if not coerced:
-                coerced = {self._field_of(entity, lookup.values[0][0]).name: lookup.values[0][1]}
+            coerced = self._coerce(entity, rest, entity.names.update_input, "input") | owned
             write = self.inputs.update(
                 entity, lookup, coerced, ("input",), expected_version=expected, previous=prefer.previous,
                 must_exist=True,
             )  # fmt: skip
         else:
-            coerced = self._coerce(entity, body, entity.names.create_input, "input")
-            coerced = self._owned_key(entity, lookup, coerced, by=by, fill=True)
-            key_names = [self._field_of(entity, column).name for column, _ in lookup.values]
-            on_conflict = {"columns": key_names}
+            coerced = self._coerce(entity, rest, entity.names.create_input, "input") | owned
+            key_names = list(owned)
+            on_conflict: dict[str, Any] = {"columns": key_names}
             if not [name for name in coerced if name not in key_names and entity.field(name) is not None]:
                 on_conflict["update"] = []
             write = self.inputs.create(entity, coerced, ("input",), on_conflict=on_conflict, previous=prefer.previous)
@@ -421,9 +446,6 @@ class WriteRequests:
         for name in row:
             if name not in patched:
                 changed[name] = None  # `remove` of a member: the column becomes NULL
-        if not changed:
-            first = entity.primary_key[0] if entity.primary_key else lookup.values[0][0]
-            changed = {self._field_of(entity, first).rest_name: row[self._field_of(entity, first).rest_name]}
         return _plain(changed), version
 
     # --- running -----------------------------------------------------------------------------------------------
@@ -509,7 +531,7 @@ class WriteRequests:
         texts = payload.texts
         row = texts.get("row")
         if missing is not None and row is None:
-            raise SvcError(Code.NOT_FOUND, f"no {entity.type_name} has the key {unquote(missing.key or '')}")
+            raise self._missing(entity, missing)
         answer = list(extra)
         if location is not None:
             answer.append(("Location", location))
@@ -539,35 +561,40 @@ class WriteRequests:
         return self.endpoint.lookup(target, entity, parameters), by
 
     def _owned_key(
-        self, entity: Entity, lookup: KeyLookup, value: dict[str, Any], *, by: bool, fill: bool = False
-    ) -> dict[str, Any]:
-        """SPEC "Writes" 1: the URL owns the key. A key member of the body must name the same row; with `?by=`
-        the primary key cannot change. `fill` adds the URL's key to the row (PUT)."""
-        owned = dict(value)
+        self, entity: Entity, lookup: KeyLookup, body: dict[str, Any], *, by: bool, fill: bool = False
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """SPEC "Writes" 1: the URL owns the key. A key member of the body must name the URL's row (its raw value,
+        or its global ID); another value is 400. With `?by=` a PATCH may change the unique key's columns, but not
+        the primary key's. Answers the body without the members the URL owns, and (`fill`, for PUT) the URL's key
+        by field name, to be added to the coerced row."""
+        rest = dict(body)
+        urls = dict(lookup.values)
         primary = set(entity.primary_key or ())
-        for column, url_value in lookup.values:
-            field = self._field_of(entity, column)
-            if field.name in owned:
-                given = key_value(self.model, entity, field, owned[field.name], ["input", field.rest_name])
-                if given != url_value:
-                    raise SvcError(
-                        Code.BAD_USER_INPUT,
-                        f"input.{field.rest_name} differs from the key in the URL",
-                        extensions={"field": f"input.{field.rest_name}"},
-                    )
-                owned[field.name] = url_value
-            elif fill:
-                owned[field.name] = url_value
-        if by:
-            for column in primary:
-                field = self._field_of(entity, column)
-                if field.name in owned and column not in dict(lookup.values):
-                    raise SvcError(
-                        Code.BAD_USER_INPUT,
-                        f"input.{field.rest_name}: the primary key cannot change in a write by another key",
-                        extensions={"field": f"input.{field.rest_name}"},
-                    )
-        return owned
+        changeable = by and not fill and set(urls) != primary  # PATCH by another unique key
+        for name, member in body.items():
+            field = self._body_field(entity, name)
+            if field is None:
+                continue  # an unknown member: the input type's validation names it
+            at = f"input.{field.rest_name}"
+            if by and field.column in primary and field.column not in urls:
+                raise SvcError(
+                    Code.BAD_USER_INPUT,
+                    f"{at}: the primary key cannot change in a write by another key",
+                    extensions={"field": at},
+                )
+            if field.column not in urls or changeable:
+                continue
+            if key_value(self.model, entity, field, member, ["input", field.rest_name]) != urls[field.column]:
+                raise SvcError(Code.BAD_USER_INPUT, f"{at} differs from the key in the URL", extensions={"field": at})
+            del rest[name]
+        owned = {self._field_of(entity, column).name: value for column, value in lookup.values} if fill else {}
+        return rest, owned
+
+    def _body_field(self, entity: Entity, name: str) -> Field | None:
+        """The field a body member names: by its GraphQL name, REST name or column name (as the input types
+        accept them)."""
+        field = entity.field(name)
+        return field if field is not None else entity.rest_field(name)
 
     def _if_match(self, request: RestRequest) -> tuple[str | None, bool]:
         """(the expected version, whether the row must exist): `If-Match: "v"` expects v, `*` any version."""
@@ -647,6 +674,12 @@ def _choice(value: str | None, name: str, allowed: Sequence[str], default: str) 
         raise SvcError(
             Code.BAD_USER_INPUT, f"{name} must be {' or '.join(allowed)}; got {value!r}", extensions={"field": name}
         )
+    return value
+
+
+def _object(value: Any, name: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise SvcError(Code.BAD_USER_INPUT, f"{name} must be a JSON object", extensions={"field": name})
     return value
 
 

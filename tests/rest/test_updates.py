@@ -1,0 +1,127 @@
+"""`PATCH /rest/{resource}/{key}` (SPEC "REST API" -> route table, Writes 1-4): 200 with the row and its `ETag`;
+the URL owns the key (a different key in the body is 400; the same key or the row's global ID is fine); a PATCH
+with nothing to set is 400; a missing row is 404; `?by=<unique key>` (its columns may change, the primary key's
+may not); `If-Match` (matching, stale, `*`); `Prefer: previous` and `return=minimal`."""
+
+import pytest
+
+from svc.plan import encode_global_id
+from tests.support.postgres import fetch
+from tests.support.rest import assert_json, assert_problem, bad_request, etag, problem, rest_service, version
+
+DATABASE_FIXTURES = ["writes.sql"]
+SETTINGS = {"database": {"schemas": ["app"]}, "entities": {"orders": {"version_column": "version"}}}
+
+
+@pytest.fixture
+async def rest(tmp_path, database_url):
+    async with rest_service(tmp_path, database_url, SETTINGS) as client:
+        yield client
+
+
+async def new_customer(rest, email: str, **columns) -> dict:
+    response = await rest.post(
+        "/rest/customers", json={"email": email, "name": email.split("@", maxsplit=1)[0], **columns}
+    )
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+async def new_order(rest, number: str, **columns) -> dict:
+    response = await rest.post("/rest/orders", json={"customerId": 2, "number": number, **columns})
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def not_found(detail: str, instance: str) -> dict:
+    return problem(404, "NOT_FOUND", detail, instance, title="Not Found")
+
+
+def stale(instance: str, code_type: str = "OrderErrorCode") -> dict:
+    return problem(
+        412,
+        "STALE_VERSION",
+        "the row has changed since that version was read",
+        instance,
+        title="Precondition Failed",
+        codeType=code_type,
+        fields=["If-Match"],
+    )
+
+
+async def test_the_url_owns_the_key(rest, database_url):
+    row = await new_customer(rest, "owned@example.com")
+    key = row["id"]
+    path = f"/rest/customers/{key}"
+    assert_problem(
+        await rest.patch(path, json={"id": key + 1000, "nickname": "x"}),
+        bad_request("input.id differs from the key in the URL", path, field="input.id"),
+    )
+    # The global ID of another row of the type, and one of another type.
+    assert_problem(
+        await rest.patch(path, json={"id": encode_global_id("Customer", 1), "nickname": "x"}),
+        bad_request("input.id differs from the key in the URL", path, field="input.id"),
+    )
+    assert_problem(
+        await rest.patch(path, json={"id": encode_global_id("Tag", key), "nickname": "x"}),
+        bad_request("a global ID of a Tag where a Customer key belongs", path, field="input.id"),
+    )
+    assert fetch(database_url, "select nickname from app.customers where id = %s", [key]) == [(None,)]
+    # The same key, under the REST, GraphQL or column name, or the row's global ID, is fine.
+    for member, value in (("id", key), ("rowId", key), ("id", encode_global_id("Customer", key))):
+        response = await rest.patch(path, json={member: value, "nickname": f"{member}-{value}"})
+        assert response.status_code == 200, response.text
+        assert response.json()["nickname"] == f"{member}-{value}"
+
+
+async def test_patch_with_nothing_to_set_is_400(rest, database_url):
+    row = await new_customer(rest, "nothing@example.com")
+    path = f"/rest/customers/{row['id']}"
+    for body in ({}, {"id": row["id"]}):
+        assert_problem(await rest.patch(path, json=body), bad_request("PATCH with no fields to set", path))
+    assert version(database_url, "customers", row["id"]) == row["rowVersion"]
+
+
+# --- by another unique key ---------------------------------------------------------------------------------------
+
+
+async def test_by_a_unique_key_whose_columns_may_change(rest, database_url):
+    row = await new_customer(rest, "by-old@example.com")
+    response = await rest.patch("/rest/customers/by-old@example.com?by=email", json={"nickname": "by"})
+    assert response.json()["nickname"] == "by"
+    response = await rest.patch(
+        "/rest/customers/by-old@example.com?by=email", json={"email": "by-new@example.com", "tier": "gold"}
+    )
+    row_version = version(database_url, "customers", row["id"])
+    assert_json(
+        response,
+        200,
+        {**row, "email": "by-new@example.com", "nickname": "by", "tier": "gold", "rowVersion": row_version},
+    )
+    assert response.headers["etag"] == etag(row_version)
+    assert fetch(database_url, "select email from app.customers where id = %s", [row["id"]]) == [
+        ("by-new@example.com",)
+    ]
+
+
+async def test_by_a_composite_unique_key_in_the_order_given(rest, database_url):
+    row = await new_order(rest, "BY-1")
+    response = await rest.patch("/rest/orders/BY-1,2?by=number,customerId", json={"number": "BY-2", "note": "moved"})
+    assert_json(response, 200, {**row, "number": "BY-2", "note": "moved", "version": 2, "rowVersion": "2"})
+    assert fetch(database_url, "select number, note from app.orders where id = %s", [row["id"]]) == [("BY-2", "moved")]
+
+
+async def test_by_a_unique_key_the_primary_key_cannot_change(rest, database_url):
+    row = await new_customer(rest, "by-pk@example.com")
+    path = "/rest/customers/by-pk@example.com"
+    assert_problem(
+        await rest.patch(f"{path}?by=email", json={"id": row["id"] + 1000}),
+        bad_request("input.id: the primary key cannot change in a write by another key", path, field="input.id"),
+    )
+    assert fetch(database_url, "select count(*) from app.customers where id = %s", [row["id"]]) == [(1,)]
+
+
+# --- If-Match ----------------------------------------------------------------------------------------------------
+
+
+# --- Prefer ------------------------------------------------------------------------------------------------------
