@@ -105,6 +105,8 @@ class WriteRequests:
                 return await self._put(target, entity, request, pipeline)
             return await self._patch(target, entity, request, pipeline)
         except SvcError as error:
+            if error.code is Code.NOT_FOUND and error.extensions.get("fields") == ["key"]:
+                raise self._missing(entity, target) from error  # the row the URL names (the runner's "key")
             raise self._rest_paths(error) from error
 
     def _missing(self, entity: Entity, target: Target) -> SvcError:
@@ -234,7 +236,7 @@ class WriteRequests:
         patched = media in (bodies.JSON_PATCH, bodies.MERGE_PATCH)
         if patched:
             value, expected = await self._patched(
-                entity, lookup=lookup, media=media, expected=expected, request=request, pipeline=pipeline
+                target, entity, lookup=lookup, media=media, expected=expected, request=request, pipeline=pipeline
             )
             must_exist = True
         elif media == bodies.MULTIPART:
@@ -417,6 +419,7 @@ class WriteRequests:
 
     async def _patched(
         self,
+        target: Target,
         entity: Entity,
         *,
         lookup: KeyLookup,
@@ -432,7 +435,7 @@ class WriteRequests:
         listing = Listing(Selection(fields=columns))
         text, version = await self.endpoint.read_row(entity, lookup, listing, request, pipeline)
         if text is None:
-            raise SvcError(Code.NOT_FOUND, f"no {entity.type_name} has this key")
+            raise self._missing(entity, target)
         if expected is not None and expected != version:
             raise SvcError(Code.STALE_VERSION, "the row has changed since that version was read (If-Match)")
         row = json.loads(text, parse_float=decimal.Decimal)

@@ -82,6 +82,17 @@ async def test_patch_with_nothing_to_set_is_400(rest, database_url):
     assert version(database_url, "customers", row["id"]) == row["rowVersion"]
 
 
+async def test_a_missing_row_is_404(rest):
+    assert_problem(
+        await rest.patch("/rest/customers/999", json={"nickname": "x"}),
+        not_found("no Customer has the key 999", "/rest/customers/999"),
+    )
+    assert_problem(
+        await rest.patch("/rest/customers/not-a-number", json={"nickname": "x"}),
+        not_found("no Customer has the key not-a-number", "/rest/customers/not-a-number"),
+    )
+
+
 # --- by another unique key ---------------------------------------------------------------------------------------
 
 
@@ -121,7 +132,33 @@ async def test_by_a_unique_key_the_primary_key_cannot_change(rest, database_url)
     assert fetch(database_url, "select count(*) from app.customers where id = %s", [row["id"]]) == [(1,)]
 
 
+async def test_by_names_a_whole_unique_key(rest):
+    path = "/rest/customers/Bob"
+    assert_problem(
+        await rest.patch(f"{path}?by=name", json={"nickname": "x"}),
+        bad_request("by=name is not a unique key of customers (one of: id; email)", path, field="by"),
+    )
+    assert_problem(
+        await rest.patch(f"{path}?by=bogus", json={"nickname": "x"}),
+        bad_request("by=bogus: unknown column", path, field="by"),
+    )
+    assert_problem(
+        await rest.patch("/rest/customers/nobody@example.com?by=email", json={"nickname": "x"}),
+        not_found("no Customer has the key nobody@example.com", "/rest/customers/nobody@example.com"),
+    )
+
+
 # --- If-Match ----------------------------------------------------------------------------------------------------
+
+
+async def test_if_match_any_needs_the_row_to_exist(rest):
+    row = await new_order(rest, "IM-3")
+    response = await rest.patch(f"/rest/orders/{row['id']}", json={"note": "any"}, headers={"If-Match": "*"})
+    assert_json(response, 200, {**row, "note": "any", "version": 2, "rowVersion": "2"})
+    assert_problem(
+        await rest.patch("/rest/orders/999", json={"note": "any"}, headers={"If-Match": "*"}),
+        not_found("no Order has the key 999", "/rest/orders/999"),
+    )
 
 
 # --- Prefer ------------------------------------------------------------------------------------------------------
