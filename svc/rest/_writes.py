@@ -437,7 +437,11 @@ class WriteRequests:
         if text is None:
             raise self._missing(entity, target)
         if expected is not None and expected != version:
-            raise SvcError(Code.STALE_VERSION, "the row has changed since that version was read (If-Match)")
+            raise SvcError(
+                Code.STALE_VERSION,
+                "the row has changed since that version was read",
+                extensions={"type": entity.names.error_code, "fields": ["If-Match"]},
+            )
         row = json.loads(text, parse_float=decimal.Decimal)
         if media == bodies.MERGE_PATCH:
             if not isinstance(patch, dict):
@@ -656,7 +660,11 @@ class WriteRequests:
             extensions["field"] = self._rest_path(extensions["field"])
             changed = True
         if isinstance(extensions.get("fields"), list):
-            extensions["fields"] = [self._rest_path(f) if isinstance(f, str) else f for f in extensions["fields"]]
+            extensions["fields"] = [
+                # The version a REST write expects comes from `If-Match` (GraphQL's `expectedVersion`).
+                "If-Match" if f == "expectedVersion" else self._rest_path(f) if isinstance(f, str) else f
+                for f in extensions["fields"]
+            ]
             changed = True
         if not changed:
             return error

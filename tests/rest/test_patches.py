@@ -7,7 +7,7 @@ one, so `If-Match` and the URL's key hold as for any PATCH."""
 import pytest
 
 from tests.support.postgres import fetch
-from tests.support.rest import assert_json, rest_service
+from tests.support.rest import assert_json, assert_problem, problem, rest_service
 
 DATABASE_FIXTURES = ["writes.sql", "rest_writes.sql"]
 SETTINGS = {"database": {"schemas": ["app"]}, "entities": {"orders": {"version_column": "version"}}}
@@ -53,3 +53,28 @@ async def new_order(rest) -> dict:
     response = await rest.post("/rest/orders", json={"customerId": 2, "number": "JP-0"})
     assert response.status_code == 201, response.text
     return response.json()
+
+
+async def test_if_match_and_missing_rows(rest, database_url):
+    row = await new_order(rest)
+    path = f"/rest/orders/{row['id']}"
+    operations = [{"op": "replace", "path": "/note", "value": "checked"}]
+    assert_problem(
+        await rest.patch(path, json=operations, headers={**JSON_PATCH, "If-Match": '"7"'}),
+        problem(
+            412,
+            "STALE_VERSION",
+            "the row has changed since that version was read",
+            path,
+            title="Precondition Failed",
+            codeType="OrderErrorCode",
+            fields=["If-Match"],
+        ),
+    )
+    response = await rest.patch(path, json=operations, headers={**JSON_PATCH, "If-Match": '"1"'})
+    assert_json(response, 200, {**row, "note": "checked", "version": 2, "rowVersion": "2"})
+    for headers in (JSON_PATCH, MERGE):
+        assert_problem(
+            await rest.patch("/rest/orders/999", json=operations if headers is JSON_PATCH else {}, headers=headers),
+            problem(404, "NOT_FOUND", "no Order has the key 999", "/rest/orders/999", title="Not Found"),
+        )

@@ -151,6 +151,34 @@ async def test_by_names_a_whole_unique_key(rest):
 # --- If-Match ----------------------------------------------------------------------------------------------------
 
 
+async def test_if_match_with_the_current_version(rest, database_url):
+    row = await new_order(rest, "IM-1")
+    path = f"/rest/orders/{row['id']}"
+    response = await rest.patch(path, json={"note": "matched"}, headers={"If-Match": '"1"'})
+    assert_json(response, 200, {**row, "note": "matched", "version": 2, "rowVersion": "2"})
+    assert response.headers["etag"] == '"2"'
+
+
+async def test_a_stale_if_match_is_412_and_writes_nothing(rest, database_url):
+    row = await new_order(rest, "IM-2")
+    path = f"/rest/orders/{row['id']}"
+    await rest.patch(path, json={"note": "first"})
+    assert_problem(await rest.patch(path, json={"note": "second"}, headers={"If-Match": '"1"'}), stale(path))
+    assert fetch(database_url, "select note, version from app.orders where id = %s", [row["id"]]) == [("first", 2)]
+
+
+async def test_if_match_of_a_system_version(rest, database_url):
+    row = await new_customer(rest, "xmin@example.com")
+    path = f"/rest/customers/{row['id']}"
+    response = await rest.patch(path, json={"nickname": "one"}, headers={"If-Match": etag(row["rowVersion"])})
+    assert response.status_code == 200, response.text
+    assert_problem(
+        await rest.patch(path, json={"nickname": "two"}, headers={"If-Match": etag(row["rowVersion"])}),
+        stale(path, "CustomerErrorCode"),
+    )
+    assert fetch(database_url, "select nickname from app.customers where id = %s", [row["id"]]) == [("one",)]
+
+
 async def test_if_match_any_needs_the_row_to_exist(rest):
     row = await new_order(rest, "IM-3")
     response = await rest.patch(f"/rest/orders/{row['id']}", json={"note": "any"}, headers={"If-Match": "*"})
