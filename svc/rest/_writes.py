@@ -122,19 +122,23 @@ class WriteRequests:
             raise bodies.unsupported(media, bodies.JSON)
         return parse_json(request.body)
 
-    def _rows_body(self, entity: Entity, request: RestRequest, *, csv: bool, form: bool) -> Any:
-        """A create or upsert body: JSON (object or array), CSV rows, or one row as form fields."""
+    def _rows_body(
+        self, entity: Entity, request: RestRequest, *, csv: bool, form: bool, input_type: str | None = None
+    ) -> Any:
+        """A create or upsert body (or, with `input_type`, an update's): JSON (object or array), CSV rows, or one
+        row as form fields, typed by the input type they fill."""
         media = bodies.media_type(request.header("content-type"))
-        input_type = self.types.get(entity.names.create_input)
-        if input_type is None:
-            raise SvcError(Code.PERMISSION_DENIED, f"{entity.table} rows cannot be created")
+        type_ = self.types.get(input_type or entity.names.create_input)
+        if type_ is None:
+            done = "changed" if input_type else "created"
+            raise SvcError(Code.PERMISSION_DENIED, f"{entity.table} rows cannot be {done}")
         if media == bodies.JSON or (media.endswith("+json") and media not in (bodies.JSON_PATCH, bodies.MERGE_PATCH)):
             return parse_json(request.body)
         if media == bodies.CSV and csv:
-            return bodies.csv_rows(request.body, entity, input_type, self.types.schema)
+            return bodies.csv_rows(request.body, entity, type_, self.types.schema)
         if media == bodies.MULTIPART and form:
             content_type = request.header("content-type") or ""
-            return bodies.form_fields(request.body, content_type, entity, input_type, self.types.schema)
+            return bodies.form_fields(request.body, content_type, entity, type_, self.types.schema)
         accepted = ", ".join([bodies.JSON, *([bodies.CSV] if csv else []), *([bodies.MULTIPART] if form else [])])
         raise bodies.unsupported(media, accepted)
 
@@ -240,7 +244,7 @@ class WriteRequests:
             )
             must_exist = True
         elif media == bodies.MULTIPART:
-            value = self._rows_body(entity, request, csv=False, form=True)
+            value = self._rows_body(entity, request, csv=False, form=True, input_type=entity.names.update_input)
         elif media == bodies.JSON or media.endswith("+json"):
             value = parse_json(request.body)
         else:
