@@ -45,6 +45,15 @@ OPERATORS = {
 QUANTIFIERS = frozenset({"some", "every", "none", "count", "sum", "avg", "min", "max"})
 
 
+class _Unknown(Exception):
+    """A member the input type does not have, at its path (graphql-core names only the object holding it)."""
+
+    def __init__(self, path: tuple[str | int, ...], type_name: str) -> None:
+        super().__init__(type_name)
+        self.path = path
+        self.type_name = type_name
+
+
 def bad(message: str, name: str) -> SvcError:
     return SvcError(Code.BAD_USER_INPUT, message, extensions={"field": name})
 
@@ -76,11 +85,15 @@ class InputTypes:
 
     def coerce(self, value: Any, type_name: str, where: Callable[[Sequence[str | int]], str]) -> Any:
         """`value` (REST names allowed) validated and coerced against the input type; SvcError naming the path
-        (`where` renders a path of GraphQL names the way the client wrote it)."""
+        (`where` renders a path of GraphQL names the way the client wrote it): an unknown member by its own path."""
         type_ = self.get(type_name)
         if type_ is None:
             raise bad(f"{type_name} takes no input here", where(()))
-        renamed = self.graphql_names(value, type_, ())
+        try:
+            renamed = self.graphql_names(value, type_, ())
+        except _Unknown as unknown:
+            at = where(unknown.path)
+            raise bad(f"{at}: {unknown.type_name} has no field {unknown.path[-1]!r}", at) from None
 
         def on_error(error: GraphQLError, path: Sequence[str | int]) -> None:
             message = error.message.rstrip(".")
@@ -110,9 +123,9 @@ class InputTypes:
             if graphql_name in members:
                 raise bad(f"{name} is given twice (under two names)", _render((*path, name)))
             definition = type_.fields.get(graphql_name)
-            members[graphql_name] = (
-                member if definition is None else self.graphql_names(member, definition.type, (*path, name))
-            )
+            if definition is None:
+                raise _Unknown((*path, name), type_.name)
+            members[graphql_name] = self.graphql_names(member, definition.type, (*path, name))
         return members
 
     # --- bracket filters -----------------------------------------------------------------------------------------

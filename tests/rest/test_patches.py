@@ -7,7 +7,7 @@ one, so `If-Match` and the URL's key hold as for any PATCH."""
 import pytest
 
 from tests.support.postgres import fetch
-from tests.support.rest import assert_json, assert_problem, problem, rest_service
+from tests.support.rest import assert_json, assert_problem, bad_request, problem, rest_service
 
 DATABASE_FIXTURES = ["writes.sql", "rest_writes.sql"]
 SETTINGS = {"database": {"schemas": ["app"]}, "entities": {"orders": {"version_column": "version"}}}
@@ -34,6 +34,19 @@ def settings_of(database_url: str, key: int) -> list[tuple]:
 # --- merge patch -------------------------------------------------------------------------------------------------
 
 
+async def test_a_merge_patch_keeps_the_url_key(rest, database_url):
+    row = await new_document(rest, "Keyed", {})
+    path = f"/rest/documents/{row['id']}"
+    assert_problem(
+        await rest.patch(path, json={"id": row["id"] + 1000}, headers=MERGE),
+        bad_request("input.id differs from the key in the URL", path, field="input.id"),
+    )
+    assert_problem(
+        await rest.patch(path, json={"bogus": 1}, headers=MERGE),
+        bad_request("input.bogus: UpdateDocumentInput has no field 'bogus'", path, field="input.bogus"),
+    )
+
+
 # --- JSON Patch --------------------------------------------------------------------------------------------------
 
 
@@ -53,6 +66,20 @@ async def new_order(rest) -> dict:
     response = await rest.post("/rest/orders", json={"customerId": 2, "number": "JP-0"})
     assert response.status_code == 201, response.text
     return response.json()
+
+
+async def test_the_key_and_unknown_members_hold_for_json_patch(rest, database_url):
+    row = await new_order(rest)
+    path = f"/rest/orders/{row['id']}"
+    assert_problem(
+        await rest.patch(path, json=[{"op": "replace", "path": "/id", "value": 999}], headers=JSON_PATCH),
+        bad_request("input.id differs from the key in the URL", path, field="input.id"),
+    )
+    assert_problem(
+        await rest.patch(path, json=[{"op": "add", "path": "/bogus", "value": 1}], headers=JSON_PATCH),
+        bad_request("input.bogus: UpdateOrderInput has no field 'bogus'", path, field="input.bogus"),
+    )
+    assert fetch(database_url, "select version from app.orders where id = %s", [row["id"]]) == [(1,)]
 
 
 async def test_if_match_and_missing_rows(rest, database_url):

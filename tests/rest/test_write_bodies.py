@@ -50,6 +50,25 @@ async def test_a_body_that_is_not_an_object_is_400(rest):
         )
 
 
+async def test_unknown_members_are_400_naming_their_path(rest, database_url):
+    cases = [
+        ({"label": "u", "bogus": 1}, "input.bogus", "CreateTagInput"),
+        ([{"label": "u1"}, {"label": "u2", "bogus": 1}], "inputs[1].bogus", "CreateTagInput"),
+        (
+            {"label": "u", "orders": {"create": [{"customerId": 1, "number": "U", "bogus": 1}]}},
+            "input.orders.create[0].bogus",
+            "CreateOrderInput",
+        ),
+        ({"label": "u", "orders": {"bogus": []}}, "input.orders.bogus", "OrderManyToManyInput"),
+    ]
+    for body, path, type_name in cases:
+        assert_problem(
+            await rest.post("/rest/tags", json=body),
+            bad_request(f"{path}: {type_name} has no field 'bogus'", "/rest/tags", field=path),
+        )
+    assert fetch(database_url, "select count(*) from app.tags where label like 'u%'") == [(0,)]
+
+
 async def test_values_that_do_not_fit_are_400_naming_their_path(rest):
     assert_problem(
         await rest.post("/rest/customers", json={"email": "v@example.com", "name": "V", "deleted": "maybe"}),
