@@ -84,6 +84,24 @@ async def test_values_that_do_not_fit_are_400_naming_their_path(rest):
     )
 
 
+async def test_a_required_member_missing_or_null_is_its_typed_code(rest, database_url):
+    assert_problem(
+        await rest.post("/rest/customers", json={"email": "req@example.com"}),
+        required("NAME_REQUIRED", "CustomerErrorCode", "input.name", "/rest/customers"),
+    )
+    assert_problem(
+        await rest.post("/rest/tags", json=[{"label": "req-1"}, {"label": None}]),
+        required("LABEL_REQUIRED", "TagErrorCode", "inputs[1].label", "/rest/tags"),
+    )
+    assert_problem(
+        await rest.post(
+            "/rest/customers", json={"email": "req@example.com", "name": "Req", "orders": {"create": [{}]}}
+        ),
+        required("NUMBER_REQUIRED", "OrderErrorCode", "input.orders.create[0].number", "/rest/customers"),
+    )
+    assert fetch(database_url, "select count(*) from app.customers where email = 'req@example.com'") == [(0,)]
+
+
 async def test_a_json_suffix_media_type_is_json(rest, database_url):
     response = await rest.post(
         "/rest/tags", content=b'{"label": "vnd"}', headers={"Content-Type": "application/vnd.api+json; charset=utf-8"}
@@ -141,6 +159,20 @@ async def test_csv_header_names_fields_by_rest_or_column_name_and_json_cells(res
         "/rest/orders?fields=number,customerId", content=b"customer_id,number\n2,CSV-1\n", headers=CSV
     )
     assert_json(response, 201, [{"number": "CSV-1", "customerId": 2}])
+
+
+async def test_a_csv_cell_that_does_not_fit_names_its_row_and_column(rest, database_url):
+    assert_problem(
+        await rest.post("/rest/orders", content=b"customerId,number,quantity\n2,Q-1,3\n2,Q-2,many\n", headers=CSV),
+        bad_request(
+            "inputs[1].quantity: expected a whole number; got 'many'", "/rest/orders", field="inputs[1].quantity"
+        ),
+    )
+    assert_problem(
+        await rest.post("/rest/tags", content=b'label\ncsv-ok\n""\n', headers=CSV),
+        required("LABEL_REQUIRED", "TagErrorCode", "inputs[1].label", "/rest/tags"),
+    )
+    assert fetch(database_url, "select count(*) from app.orders where number like 'Q-%'") == [(0,)]
 
 
 async def test_malformed_csv_is_400(rest):
