@@ -256,6 +256,31 @@ async def test_a_form_patch_of_a_table_that_cannot_be_created(tmp_path, database
         assert_json(response, 200, {"id": 2, "name": "Green", "rowVersion": version(database_url, "rooms", 2)})
 
 
+async def test_form_fields_are_checked_like_json_members(rest, database_url):
+    cases = [
+        ({"label": (None, "x"), "bogus": (None, "y")}, "Tag has no writable field 'bogus'", "input.bogus"),
+        (
+            {"label": ("label.txt", b"x", "text/plain")},
+            "label is not a binary column: it takes a value, not a file",
+            "input.label",
+        ),
+        ([("label", (None, "a")), ("label", (None, "b"))], "the form field label is given twice", "input.label"),
+    ]
+    for form, detail, field in cases:
+        assert_problem(await rest.post("/rest/tags", files=form), bad_request(detail, "/rest/tags", field=field))
+    assert_problem(
+        await rest.post(
+            "/rest/customers", files={"email": (None, "f@example.com"), "name": (None, "F"), "deleted": (None, "maybe")}
+        ),
+        bad_request("input.deleted: expected true or false; got 'maybe'", "/rest/customers", field="input.deleted"),
+    )
+    assert_problem(
+        await rest.post("/rest/tags", content=b"--b\r\n", headers={"Content-Type": "multipart/form-data"}),
+        bad_request("the multipart body cannot be read (check its boundary)", "/rest/tags"),
+    )
+    assert fetch(database_url, "select count(*) from app.customers where email = 'f@example.com'") == [(0,)]
+
+
 async def test_a_form_is_one_row_only(rest):
     assert_problem(
         await rest.put("/rest/tags", files={"label": (None, "x")}),
