@@ -29,6 +29,7 @@ from svc.plan import (
     Arguments,
     BulkWrite,
     Cardinality,
+    ColumnRef,
     DeleteWrite,
     Filter,
     JsonRows,
@@ -73,6 +74,8 @@ class _Answer:
 
     many: bool
     previous: bool = False
+    #: Rows in primary-key order (a write by filter) rather than in the order written.
+    key_order: bool = False
 
 
 class WriteRequests:
@@ -369,7 +372,13 @@ class WriteRequests:
             filter_values=tuple(filter_params.values),
         )  # fmt: skip
         payload = await self._run(
-            entity, write, _Answer(True), Selection(), request=request, pipeline=pipeline, deleting=method == "DELETE"
+            entity,
+            write,
+            _Answer(True, key_order=True),
+            Selection(),
+            request=request,
+            pipeline=pipeline,
+            deleting=method == "DELETE",
         )
         prefer = headers_.Prefer.parse(request.header("prefer"))
         affected = [("X-Affected-Count", str(len(payload.outcome.rows)))]
@@ -502,19 +511,23 @@ class WriteRequests:
         run.budget.read(1, rows, 1)
         shape = run.shape(entity, selection, _Place().below(rows))
         by_key = entity.primary_key is not None and not deleting
+        key_order = tuple(OrderItem(ColumnRef(c), nullable=False) for c in entity.primary_key or ())
         roots: list[RootField] = []
         if by_key:
             assert entity.primary_key is not None
             keys = slot("keys")
             condition: Filter = KeyIn(table(entity), entity.primary_key, keys)
             order = (OrderItem(KeyPosition(table(entity), entity.primary_key, keys), nullable=False),)
+            if answer.key_order:
+                order = key_order
             roots.append(RootField("row", Read(table(entity), shape, cardinality, filter=condition, order=order)))
             if not answer.many:
                 version = Shape((row_version("v", entity),))
                 roots.append(RootField("version", Read(table(entity), version, Cardinality.ONE, filter=condition)))
         else:
             source = JsonRows(table(entity), slot("rows"))
-            roots.append(RootField("row", Read(source, _without_versions(shape), cardinality)))
+            order = key_order if answer.key_order else ()
+            roots.append(RootField("row", Read(source, _without_versions(shape), cardinality, order=order)))
         if answer.previous:
             previous = JsonRows(table(entity), slot("previous"))
             roots.append(RootField("previous", Read(previous, _without_versions(shape), Cardinality.ONE)))
