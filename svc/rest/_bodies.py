@@ -28,6 +28,8 @@ MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 CSV = "text/csv"
 MULTIPART = "multipart/form-data"
+#: Documents that patch one row (merge patch, JSON Patch).
+PATCHES = (MERGE_PATCH, JSON_PATCH)
 
 
 def media_type(content_type: str | None) -> str:

@@ -135,7 +135,7 @@ class WriteRequests:
         if type_ is None:
             done = "changed" if input_type else "created"
             raise SvcError(Code.PERMISSION_DENIED, f"{entity.table} rows cannot be {done}")
-        if media == bodies.JSON or (media.endswith("+json") and media not in (bodies.JSON_PATCH, bodies.MERGE_PATCH)):
+        if media == bodies.JSON or (media.endswith("+json") and media not in bodies.PATCHES):
             return parse_json(request.body)
         if media == bodies.CSV and csv:
             return bodies.csv_rows(request.body, entity, type_, self.types.schema)
@@ -360,7 +360,14 @@ class WriteRequests:
             )
         values = None
         if method == "PATCH":
-            body = self.json_body(request)
+            media = bodies.media_type(request.header("content-type"))
+            if media != bodies.JSON and (not media.endswith("+json") or media in bodies.PATCHES):
+                # A patch document is of one row (SPEC "Writes" 8: JSON Patch on a collection is 415).
+                raise SvcError(
+                    Code.UNSUPPORTED_MEDIA_TYPE,
+                    f"a write by filter takes {bodies.JSON}; got {media or 'no Content-Type'}",
+                )
+            body = parse_json(request.body)
             if isinstance(body, dict) and not body:
                 raise SvcError(Code.BAD_USER_INPUT, "PATCH with no fields to set")
             coerced = self._coerce(entity, body, entity.names.update_input, "input")

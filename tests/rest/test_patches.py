@@ -105,3 +105,18 @@ async def test_if_match_and_missing_rows(rest, database_url):
             await rest.patch("/rest/orders/999", json=operations if headers is JSON_PATCH else {}, headers=headers),
             problem(404, "NOT_FOUND", "no Order has the key 999", "/rest/orders/999", title="Not Found"),
         )
+
+
+async def test_patches_are_refused_on_a_collection(rest, database_url):
+    for headers, body in ((JSON_PATCH, [{"op": "replace", "path": "/note", "value": "x"}]), (MERGE, {"note": "x"})):
+        assert_problem(
+            await rest.patch("/rest/orders?unfiltered=true", json=body, headers=headers),
+            problem(
+                415,
+                "UNSUPPORTED_MEDIA_TYPE",
+                f"a write by filter takes application/json; got {headers['Content-Type']}",
+                "/rest/orders",
+                title="Unsupported Media Type",
+            ),
+        )
+    assert fetch(database_url, "select count(*) from app.orders where note = 'x'") == [(0,)]

@@ -110,6 +110,35 @@ async def test_a_json_suffix_media_type_is_json(rest, database_url):
     assert_json(response, 201, {"id": key, "label": "vnd", "rowVersion": version(database_url, "tags", key)})
 
 
+async def test_other_media_types_are_415(rest):
+    accepted = "application/json, text/csv, multipart/form-data"
+    for content_type in ("text/plain", "application/xml", "application/merge-patch+json"):
+        assert_problem(
+            await rest.post("/rest/tags", content=b'{"label": "x"}', headers={"Content-Type": content_type}),
+            unsupported(f"this request takes {accepted}; got {content_type}", "/rest/tags"),
+        )
+    assert_problem(
+        await rest.post("/rest/tags", content=b'{"label": "x"}'),
+        unsupported(f"this request takes {accepted}; got no Content-Type", "/rest/tags"),
+    )
+    assert_problem(
+        await rest.patch("/rest/tags/1", content=b"label\nx\n", headers=CSV),
+        unsupported(
+            "this request takes application/json, application/merge-patch+json, application/json-patch+json,"
+            " multipart/form-data; got text/csv",
+            "/rest/tags/1",
+        ),
+    )
+    assert_problem(
+        await rest.put("/rest/tags/1", content=b"label\nx\n", headers=CSV),
+        unsupported("this request takes application/json, multipart/form-data; got text/csv", "/rest/tags/1"),
+    )
+    assert_problem(
+        await rest.patch("/rest/tags?unfiltered=true", content=b"label\nx\n", headers=CSV),
+        unsupported("a write by filter takes application/json; got text/csv", "/rest/tags"),
+    )
+
+
 async def test_a_body_over_request_body_bytes_is_413(tmp_path, database_url):
     async with rest_service(tmp_path, database_url, {**SETTINGS, "limits": {"request_body_bytes": 64}}) as rest:
         body = b'{"label": "' + b"x" * 60 + b'"}'
