@@ -7,7 +7,7 @@ one, so `If-Match` and the URL's key hold as for any PATCH."""
 import pytest
 
 from tests.support.postgres import fetch
-from tests.support.rest import assert_json, assert_problem, bad_request, problem, rest_service
+from tests.support.rest import assert_json, assert_problem, bad_request, etag, problem, rest_service, version
 
 DATABASE_FIXTURES = ["writes.sql", "rest_writes.sql"]
 SETTINGS = {"database": {"schemas": ["app"]}, "entities": {"orders": {"version_column": "version"}}}
@@ -34,6 +34,31 @@ def settings_of(database_url: str, key: int) -> list[tuple]:
 # --- merge patch -------------------------------------------------------------------------------------------------
 
 
+async def test_a_merge_patch_sets_null_and_merges_objects_into_json_columns(rest, database_url):
+    row = await new_document(rest, "Merge", {"theme": "dark", "size": {"w": 10, "h": 20}, "tags": [1, 2]})
+    key = row["id"]
+    patch = {"content": None, "settings": {"size": {"w": None, "d": 3}, "tags": [3], "lang": "en"}}
+    response = await rest.patch(f"/rest/documents/{key}", json=patch, headers=MERGE)
+    settings = {"theme": "dark", "size": {"h": 20, "d": 3}, "tags": [3], "lang": "en"}
+    row_version = version(database_url, "documents", key)
+    assert_json(response, 200, {**row, "content": None, "settings": settings, "rowVersion": row_version})
+    assert response.headers["etag"] == etag(row_version)
+    assert settings_of(database_url, key) == [("Merge", None, settings)]
+
+
+async def test_a_merge_patch_of_plain_columns(rest, database_url):
+    response = await rest.patch("/rest/orders/3", json={"note": "merged", "quantity": 6}, headers=MERGE)
+    assert response.status_code == 200, response.text
+    assert fetch(database_url, "select note, quantity from app.orders where id = 3") == [("merged", 6)]
+
+
+async def test_a_merge_patch_is_an_object(rest):
+    assert_problem(
+        await rest.patch("/rest/documents/1", json=[{"title": "x"}], headers=MERGE),
+        bad_request("a merge patch of a row is a JSON object", "/rest/documents/1"),
+    )
+
+
 async def test_a_merge_patch_keeps_the_url_key(rest, database_url):
     row = await new_document(rest, "Keyed", {})
     path = f"/rest/documents/{row['id']}"
@@ -48,6 +73,79 @@ async def test_a_merge_patch_keeps_the_url_key(rest, database_url):
 
 
 # --- JSON Patch --------------------------------------------------------------------------------------------------
+
+
+async def test_json_patch_operations_against_the_row_as_shown(rest, database_url):
+    row = await new_document(rest, "Ops", {"theme": "dark", "size": {"w": 10}})
+    key = row["id"]
+    operations = [
+        {"op": "test", "path": "/title", "value": "Ops"},
+        {"op": "replace", "path": "/settings/theme", "value": "light"},
+        {"op": "add", "path": "/settings/size/h", "value": 20},
+        {"op": "move", "from": "/settings/theme", "path": "/settings/mode"},
+        {"op": "copy", "from": "/title", "path": "/settings/name"},
+        {"op": "remove", "path": "/content"},
+        {"op": "replace", "path": "/title", "value": "Ops 2"},
+    ]
+    response = await rest.patch(f"/rest/documents/{key}", json=operations, headers=JSON_PATCH)
+    settings = {"mode": "light", "size": {"w": 10, "h": 20}, "name": "Ops"}
+    row_version = version(database_url, "documents", key)
+    assert_json(
+        response, 200, {"id": key, "title": "Ops 2", "content": None, "settings": settings, "rowVersion": row_version}
+    )
+    assert response.headers["etag"] == etag(row_version)
+    assert settings_of(database_url, key) == [("Ops 2", None, settings)]
+
+
+async def test_a_failing_test_is_422_and_writes_nothing(rest, database_url):
+    row = await new_document(rest, "Tested", {"theme": "dark"})
+    path = f"/rest/documents/{row['id']}"
+    operations = [
+        {"op": "replace", "path": "/title", "value": "Changed"},
+        {"op": "test", "path": "/settings/theme", "value": "light"},
+    ]
+    response = await rest.patch(path, json=operations, headers=JSON_PATCH)
+    assert_problem(
+        response,
+        problem(
+            422,
+            "PATCH_FAILED",
+            "the patch cannot be applied: dark (<class 'str'>) is not equal to tested value light (<class 'str'>)",
+            path,
+            title="Patch Failed",
+        ),
+    )
+    assert settings_of(database_url, row["id"]) == [("Tested", b"\x00\xff", {"theme": "dark"})]
+    assert version(database_url, "documents", row["id"]) == row["rowVersion"]
+
+
+async def test_a_path_that_does_not_exist_is_422(rest):
+    response = await rest.patch(
+        "/rest/documents/1", json=[{"op": "remove", "path": "/settings/nothing"}], headers=JSON_PATCH
+    )
+    assert_problem(
+        response,
+        problem(
+            422,
+            "PATCH_FAILED",
+            "the patch cannot be applied: can't remove a non-existent object 'nothing'",
+            "/rest/documents/1",
+            title="Patch Failed",
+        ),
+    )
+
+
+async def test_a_malformed_patch_is_400(rest):
+    cases = [
+        ({"op": "replace", "path": "/title", "value": "x"}, "a JSON Patch is an array of operations"),
+        ([{"op": "frob", "path": "/title"}], "invalid JSON Patch: Unknown operation 'frob'"),
+        ([{"path": "/title"}], "invalid JSON Patch: Operation does not contain 'op' member"),
+    ]
+    for body, detail in cases:
+        assert_problem(
+            await rest.patch("/rest/documents/1", json=body, headers=JSON_PATCH),
+            bad_request(detail, "/rest/documents/1"),
+        )
 
 
 async def test_a_patch_that_changes_nothing_writes_nothing(rest, database_url):
@@ -105,6 +203,21 @@ async def test_if_match_and_missing_rows(rest, database_url):
             await rest.patch("/rest/orders/999", json=operations if headers is JSON_PATCH else {}, headers=headers),
             problem(404, "NOT_FOUND", "no Order has the key 999", "/rest/orders/999", title="Not Found"),
         )
+
+
+async def test_prefer_previous_and_return_minimal(rest):
+    row = await new_order(rest)
+    path = f"/rest/orders/{row['id']}"
+    response = await rest.patch(path, json={"note": "after"}, headers={**MERGE, "Prefer": "previous"})
+    assert_json(
+        response,
+        200,
+        {"row": {**row, "note": "after", "version": 2, "rowVersion": "2"}, "previous": {**row, "rowVersion": None}},
+    )
+    response = await rest.patch(
+        path, json=[{"op": "remove", "path": "/note"}], headers={**JSON_PATCH, "Prefer": "return=minimal"}
+    )
+    assert (response.status_code, response.content, response.headers["etag"]) == (204, b"", '"3"')
 
 
 async def test_patches_are_refused_on_a_collection(rest, database_url):

@@ -20,9 +20,7 @@ async def rest(tmp_path, database_url):
 
 
 async def new_customer(rest, email: str, **columns) -> dict:
-    response = await rest.post(
-        "/rest/customers", json={"email": email, "name": email.split("@", maxsplit=1)[0], **columns}
-    )
+    response = await rest.post("/rest/customers", json={"email": email, "name": email.partition("@")[0], **columns})
     assert response.status_code == 201, response.text
     return response.json()
 
@@ -47,6 +45,25 @@ def stale(instance: str, code_type: str = "OrderErrorCode") -> dict:
         codeType=code_type,
         fields=["If-Match"],
     )
+
+
+async def test_patch_answers_the_row_with_its_etag(rest, database_url):
+    row = await new_customer(rest, "patch@example.com")
+    key = row["id"]
+    response = await rest.patch(f"/rest/customers/{key}", json={"nickname": "pat", "credit": 7})
+    row_version = version(database_url, "customers", key)
+    assert_json(response, 200, {**row, "nickname": "pat", "credit": "7.00", "rowVersion": row_version})
+    assert response.headers["etag"] == etag(row_version)
+    assert fetch(database_url, "select nickname, credit::text from app.customers where id = %s", [key]) == [
+        ("pat", "7.00")
+    ]
+
+
+async def test_null_sets_null(rest, database_url):
+    row = await new_customer(rest, "null@example.com", nickname="gone")
+    response = await rest.patch(f"/rest/customers/{row['id']}", json={"nickname": None})
+    assert response.json()["nickname"] is None
+    assert fetch(database_url, "select nickname from app.customers where id = %s", [row["id"]]) == [(None,)]
 
 
 async def test_the_url_owns_the_key(rest, database_url):
@@ -82,6 +99,14 @@ async def test_patch_with_nothing_to_set_is_400(rest, database_url):
     assert version(database_url, "customers", row["id"]) == row["rowVersion"]
 
 
+async def test_a_body_that_is_not_an_object_is_400(rest):
+    for body in (b'"x"', b'[{"nickname": "x"}]', b"null", b"1"):
+        assert_problem(
+            await rest.patch("/rest/customers/2", content=body, headers={"Content-Type": "application/json"}),
+            bad_request("input must be a JSON object", "/rest/customers/2", field="input"),
+        )
+
+
 async def test_a_missing_row_is_404(rest):
     assert_problem(
         await rest.patch("/rest/customers/999", json={"nickname": "x"}),
@@ -91,6 +116,12 @@ async def test_a_missing_row_is_404(rest):
         await rest.patch("/rest/customers/not-a-number", json={"nickname": "x"}),
         not_found("no Customer has the key not-a-number", "/rest/customers/not-a-number"),
     )
+
+
+async def test_the_schema_path_addresses_the_same_row(rest, database_url):
+    row = await new_customer(rest, "schema-patch@example.com")
+    response = await rest.patch(f"/rest/app/customers/{row['id']}", json={"tier": "gold"})
+    assert_json(response, 200, {**row, "tier": "gold", "rowVersion": version(database_url, "customers", row["id"])})
 
 
 # --- by another unique key ---------------------------------------------------------------------------------------
@@ -189,4 +220,37 @@ async def test_if_match_any_needs_the_row_to_exist(rest):
     )
 
 
+async def test_a_malformed_if_match_is_400(rest):
+    assert_problem(
+        await rest.patch("/rest/orders/1", json={"note": "x"}, headers={"If-Match": "1"}),
+        bad_request("malformed entity tag '1': quote it (\"123\")", "/rest/orders/1"),
+    )
+
+
 # --- Prefer ------------------------------------------------------------------------------------------------------
+
+
+async def test_prefer_previous_answers_the_row_and_the_row_as_it_was(rest):
+    row = await new_order(rest, "PV-1", note="before")
+    response = await rest.patch(f"/rest/orders/{row['id']}", json={"note": "after"}, headers={"Prefer": "previous"})
+    assert_json(
+        response,
+        200,
+        {
+            "row": {**row, "note": "after", "version": 2, "rowVersion": "2"},
+            "previous": {**row, "note": "before", "rowVersion": None},
+        },
+    )
+    assert response.headers["preference-applied"] == "previous"
+    assert response.headers["etag"] == '"2"'
+
+
+async def test_return_minimal_answers_204_and_wins_over_previous(rest, database_url):
+    row = await new_order(rest, "RM-1")
+    path = f"/rest/orders/{row['id']}"
+    for prefer, row_version in (("return=minimal", 2), ("previous, return=minimal", 3)):
+        response = await rest.patch(path, json={"note": f"v{row_version}"}, headers={"Prefer": prefer})
+        assert (response.status_code, response.content) == (204, b"")
+        assert response.headers["preference-applied"] == "return=minimal"
+        assert response.headers["etag"] == etag(str(row_version))
+    assert fetch(database_url, "select note from app.orders where id = %s", [row["id"]]) == [("v3",)]
