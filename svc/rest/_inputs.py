@@ -28,7 +28,7 @@ from graphql import (
 
 from svc.errors import Code, SvcError
 from svc.model import Cardinality, Entity, ErrorKind, Model
-from svc.plan import typed_error
+from svc.plan import decode_global_id, typed_error
 
 from ._query import Parameter
 
@@ -130,7 +130,7 @@ class InputTypes:
         members: dict[str, Any] = {}
         for name, member in value.items():
             graphql_name = name
-            if entity is not None and name not in type_.fields:
+            if entity is not None and (name not in type_.fields or self._raw_key(entity, type_, name, member)):
                 field = entity.rest_field(name)
                 if field is not None:
                     graphql_name = field.name
@@ -144,6 +144,17 @@ class InputTypes:
             if members.get(name) is None and is_required_input_field(definition):
                 raise _Required((*path, name), type_.name)
         return members
+
+    def _raw_key(self, entity: Entity, type_: GraphQLInputObjectType, name: str, member: Any) -> bool:
+        """Whether `id` in a `<Type>KeyInput` is the raw key REST calls `id` (GraphQL's `rowId`), not the global ID
+        GraphQL's `id` is: a key input takes either (SPEC "Filter and condition inputs")."""
+        if name != "id" or type_.name != entity.names.key_input:
+            return False
+        field = entity.rest_field(name)
+        if field is None or field.name == name:
+            return False
+        decoded = decode_global_id(member) if isinstance(member, str) else None
+        return decoded is None or self.model.entity_named(decoded[0]) is None
 
     def _required(self, missing: "_Required", at: str) -> SvcError:
         """A required member missing or null: the column's `<FIELD>_REQUIRED` where the input type is an entity's
