@@ -667,15 +667,18 @@ class WriteRequests:
     # --- REST names in errors ----------------------------------------------------------------------------------
 
     def _rest_path(self, path: str) -> str:
-        """An input path in REST names: `rowId` is `id` where GraphQL renamed the key column."""
-        parts = path.split(".")
-        renamed = []
-        for part in parts:
+        """An input path in REST names: `rowId` is `id` where GraphQL renamed the key column, and list items are
+        bracketed (`input.tags.connect[0].id`; the planner's bad-input paths dot them: `connect.0.id`)."""
+        rendered = ""
+        for part in path.split("."):
+            if part.isdigit() and rendered:
+                rendered += f"[{part}]"
+                continue
             head, bracket, rest = part.partition("[")
             if head in self._renamed and head not in self._kept:
                 head = "id"
-            renamed.append(head + bracket + rest)
-        return ".".join(renamed)
+            rendered += ("." if rendered else "") + head + bracket + rest
+        return rendered
 
     def _rest_paths(self, error: SvcError) -> SvcError:
         extensions = dict(error.extensions)

@@ -245,6 +245,25 @@ async def test_the_junction_rows_directly(rest, database_url):
     assert_json(response, 201, {"number": "MM-2", "orderTags": [{"tagId": 1}, {"tagId": 2}]})
 
 
+async def test_key_inputs_name_their_item_paths(rest):
+    assert_problem(
+        await rest.patch(
+            "/rest/orders/1", json={"tags": {"connect": [{"label": "rush"}, {"id": encode_global_id("Customer", 1)}]}}
+        ),
+        bad_request(
+            "a global ID of a Customer where a Tag belongs", "/rest/orders/1", field="input.tags.connect[1].id"
+        ),
+    )
+    assert_problem(
+        await rest.patch("/rest/orders/1", json={"tags": {"connect": [{"id": "one"}]}}),
+        bad_request(
+            "input.tags.connect[0].id: Int cannot represent non-integer value: 'one'",
+            "/rest/orders/1",
+            field="input.tags.connect[0].id",
+        ),
+    )
+
+
 # --- errors, all or nothing, If-Match ----------------------------------------------------------------------------
 
 
