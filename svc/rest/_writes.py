@@ -8,10 +8,11 @@
    with `If-Match` needs the row to exist (404); `If-Match: *` only needs it to exist.
 3. `Prefer: return=minimal` answers 204; `Prefer: previous` on PATCH/PUT answers `{row, previous}`.
 4. Collection PATCH/DELETE take only `filter` (and `unfiltered=true`); they touch at most `limits.bulk_rows` rows
-   and answer them with `X-Affected-Count`.
+   and answer them, in key order, with `X-Affected-Count`; their body is plain JSON (a patch document is 415).
 5. Bulk upsert `PUT /rest/{resource}`: `conflict`, `resolution=merge|ignore`, `update`, `missing=default|null`.
 6. JSON Patch and merge patch read the row as the API shows it, patch it, and write the columns that changed, with
-   the version read as the expected version (two statements; a change in between is 412).
+   the version read as the expected version (two statements; a change in between is 412); a patch that changes
+   nothing writes nothing.
 """
 
 import decimal
@@ -240,7 +241,7 @@ class WriteRequests:
         prefer = headers_.Prefer.parse(request.header("prefer"))
         media = bodies.media_type(request.header("content-type"))
         expected, must_exist = self._if_match(request)
-        patched = media in (bodies.JSON_PATCH, bodies.MERGE_PATCH)
+        patched = media in bodies.PATCHES
         if patched:
             value, expected = await self._patched(
                 target, entity, lookup=lookup, media=media, expected=expected, request=request, pipeline=pipeline
