@@ -212,7 +212,19 @@ async def test_too_long_and_out_of_range_are_422_before_sql(rest, database_url):
             field="input.credit",
         ),
     )
-    assert fetch(database_url, "select count(*) from app.customers where name = 'Long'") == [(0,)]
+    # Far out of range: more digits than rounding can hold (it raised, a 500).
+    for value in ("1e30", "-1e400", 10**40):
+        assert_problem(
+            await rest.post("/rest/customers", json={"email": "big@example.com", "name": "Big", "credit": value}),
+            invalid(
+                "CREDIT_OUT_OF_RANGE",
+                "input.credit is out of range: 6 digits, 2 after the point",
+                "/rest/customers",
+                "CustomerErrorCode",
+                field="input.credit",
+            ),
+        )
+    assert fetch(database_url, "select count(*) from app.customers where name in ('Long', 'Big')") == [(0,)]
     assert fetch(database_url, "select credit from app.customers where id = 2") == [(None,)]
 
 
