@@ -452,7 +452,8 @@ class WriteRequests:
         """JSON Patch or merge patch: the row as the API shows it, patched; the members that changed, and the
         version they were read at (the write expects it: a change in between is STALE_VERSION)."""
         patch = parse_json(request.body)
-        columns = tuple(f.name for f in entity.fields)
+        # The row as the API shows it: its columns and its version (a `test` of `/rowVersion` checks it).
+        columns = (*(f.name for f in entity.fields), *(("rowVersion",) if entity.primary_key else ()))
         listing = Listing(Selection(fields=columns))
         text, version = await self.endpoint.read_row(entity, lookup, listing, request, pipeline)
         if text is None:

@@ -233,3 +233,26 @@ async def test_patches_are_refused_on_a_collection(rest, database_url):
             ),
         )
     assert fetch(database_url, "select count(*) from app.orders where note = 'x'") == [(0,)]
+
+
+async def test_the_row_version_can_be_tested_but_not_written(rest, database_url):
+    row = await new_order(rest)
+    path = f"/rest/orders/{row['id']}"
+    operations = [{"op": "test", "path": "/rowVersion", "value": "1"}, {"op": "replace", "path": "/note", "value": "v"}]
+    response = await rest.patch(path, json=operations, headers=JSON_PATCH)
+    assert_json(response, 200, {**row, "note": "v", "version": 2, "rowVersion": "2"})
+    assert_problem(
+        await rest.patch(path, json=operations, headers=JSON_PATCH),
+        problem(
+            422,
+            "PATCH_FAILED",
+            "the patch cannot be applied: 2 (<class 'str'>) is not equal to tested value 1 (<class 'str'>)",
+            path,
+            title="Patch Failed",
+        ),
+    )
+    assert_problem(
+        await rest.patch(path, json=[{"op": "replace", "path": "/rowVersion", "value": "9"}], headers=JSON_PATCH),
+        bad_request("input.rowVersion: UpdateOrderInput has no field 'rowVersion'", path, field="input.rowVersion"),
+    )
+    assert fetch(database_url, "select note, version from app.orders where id = %s", [row["id"]]) == [("v", 2)]
