@@ -161,7 +161,10 @@ class App:
             headers.append(("Content-Length", str(len(response.body))))
         headers += response.headers
         headers += request.response_headers
-        headers += self._security.ui if route is not None and route.ui else self._security.api
+        # A header the response sets itself (a binary column's `nosniff`) is not repeated by the preset.
+        own = {name.lower() for name, _ in response.headers}
+        security = self._security.ui if route is not None and route.ui else self._security.api
+        headers += [(name, value) for name, value in security if name.lower() not in own]
         headers += cors
         if self._dev:
             total = (time.perf_counter() - started) * 1000

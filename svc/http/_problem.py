@@ -1,7 +1,9 @@
 """RFC 9457 problem documents for typed errors (SPEC "Other fixed shapes", "Errors" -> REST).
 
 `type` is always `about:blank`; `code` is the typed code; `requestId` always present; extension members (`limit`,
-`actual`, `fields`, ...) are copied as they are.
+`actual`, `fields`, ...) are copied as they are, but for `type`: a typed error's `type` names the GraphQL enum its
+code belongs to (`CustomerErrorCode`), which a problem document carries as `codeType`. Only an application's own
+error (SQLSTATE PTxxx, `errors.map`) sets the problem's `type` (SPEC "Custom SQL errors").
 """
 
 from svc.errors import Code, SvcError
@@ -12,6 +14,9 @@ PROBLEM_JSON = "application/problem+json"
 
 
 def problem(error: SvcError, request: Request, *, headers: tuple[tuple[str, str], ...] = ()) -> Response:
+    extensions = dict(error.extensions)
+    if error.code is not Code.CUSTOM and "type" in extensions:
+        extensions["codeType"] = extensions.pop("type")
     document = {
         "type": "about:blank",
         "title": error.title,
@@ -20,7 +25,7 @@ def problem(error: SvcError, request: Request, *, headers: tuple[tuple[str, str]
         "instance": request.path,
         "code": error.code_name,
         "requestId": request.request_id,
-        **error.extensions,
+        **extensions,
     }
     response = Response.json(document, error.status, headers=(*error.headers, *headers))
     return Response(response.status, response.body, PROBLEM_JSON, response.headers)

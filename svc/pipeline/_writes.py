@@ -29,6 +29,7 @@ from svc.plan import (
     KeyLookup,
     LinkRows,
     Not,
+    OnConflict,
     Or,
     Params,
     RelatedWrite,
@@ -138,7 +139,8 @@ class WriteRunner:
     async def _insert(self, write: RowWrite, values: Row, paths: Mapping[str, tuple[str | int, ...]]) -> Written:
         params = Params()
         rows = params.add(encode_json([values]), "json")
-        statement = InsertRows(write.table, tuple(values), rows, write.on_conflict, previous=write.previous)
+        conflict = write.on_conflict if _names_its_key(write.on_conflict, values) else None
+        statement = InsertRows(write.table, tuple(values), rows, conflict, previous=write.previous)
         answer = await self._run(statement, params, [RowInput(write.path, values, paths)], write.table)
         previous = (answer.get("previous") or [None])[0]
         return Written(answer["rows"][0], previous, answer["inserted"][0])
@@ -202,6 +204,12 @@ class WriteRunner:
 
     async def rows(self, writes: Sequence[RowWrite]) -> list[Written]:
         """Several rows (`create<Types>`): one INSERT for rows of the same columns and no nested writes."""
+        writes = [
+            attrs.evolve(w, on_conflict=None)
+            if not w.related and not _names_its_key(w.on_conflict, dict(w.values.values))
+            else w
+            for w in writes
+        ]
         shapes = {(w.values.columns(), w.on_conflict) for w in writes}
         if len(shapes) == 1 and all(not w.related and w.where is None for w in writes):
             return await self._insert_many(writes)
@@ -455,6 +463,13 @@ class WriteRunner:
         return typed_error(
             code, entity, [render_path(lookup.path)], f"no {related.relation} matches {render_path(lookup.path)}"
         )
+
+
+def _names_its_key(conflict: OnConflict | None, values: Row) -> bool:
+    """Whether an upsert's row gives every column of its conflict key. One that leaves a column to its default (an
+    identity) or NULL cannot name an existing row: it is a plain insert, which also lets the statement's answer find
+    the row (an upsert's answer matches the rows it wrote to the rows given by their key values)."""
+    return conflict is None or all(values.get(column) is not None for column in conflict.columns)
 
 
 def _with_values(row: RowWrite, values: Row, path: tuple[str | int, ...]) -> RowWrite:

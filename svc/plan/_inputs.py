@@ -185,10 +185,17 @@ class WriteInputs:
         ):
             raise self._too(entity, field, ErrorKind.TOO_LONG, path, f"at most {field.max_length} characters")
         if isinstance(converted, decimal.Decimal) and field.numeric_precision is not None:
-            scale = field.numeric_scale or 0
-            rounded = converted.quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP)
-            if abs(rounded) >= decimal.Decimal(10) ** (field.numeric_precision - scale):
-                limit = f"{field.numeric_precision} digits, {scale} after the point"
+            precision, scale = field.numeric_precision, field.numeric_scale or 0
+            # A value with as many digits before the point as allowed is out of range whatever its rounding; the
+            # others are rounded with room for every digit (quantize fails past the context's precision).
+            too_big = converted.adjusted() >= precision - scale
+            if not too_big:
+                with decimal.localcontext() as context:
+                    context.prec = max(context.prec, precision + 2)
+                    rounded = converted.quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP)
+                too_big = abs(rounded) >= decimal.Decimal(10) ** (precision - scale)
+            if too_big:
+                limit = f"{precision} digits, {scale} after the point"
                 raise self._too(entity, field, ErrorKind.OUT_OF_RANGE, path, limit)
         return converted
 

@@ -28,6 +28,8 @@ MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 CSV = "text/csv"
 MULTIPART = "multipart/form-data"
+#: Documents that patch one row (merge patch, JSON Patch).
+PATCHES = (MERGE_PATCH, JSON_PATCH)
 
 
 def media_type(content_type: str | None) -> str:
@@ -82,7 +84,8 @@ def csv_rows(body: bytes, entity: Entity, input_type: GraphQLInputObjectType, sc
 def form_fields(
     body: bytes, content_type: str, entity: Entity, input_type: GraphQLInputObjectType, schema: GraphQLSchema
 ) -> dict[str, Any]:
-    """multipart/form-data of one row: each part a field; a file part's bytes fill a binary column."""
+    """multipart/form-data of one row: each part a field; a file part's bytes fill a binary column. Errors name a
+    field's path as a JSON body's would (`input.title`)."""
     message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
         b"Content-Type: " + content_type.encode("latin-1") + b"\r\n\r\n" + body
     )
@@ -93,23 +96,24 @@ def form_fields(
         name = part.get_param("name", header="content-disposition")
         if not isinstance(name, str) or not name:
             raise SvcError(Code.BAD_USER_INPUT, "a form part has no name")
+        at = f"input.{name}"
         if name in values:
-            raise bad(f"the form field {name} is given twice", name)
+            raise bad(f"the form field {name} is given twice", at)
         field = entity.rest_field(name)
         definition = input_type.fields.get(field.name if field else name)
         if definition is None:
-            raise bad(f"{entity.type_name} has no writable field {name!r}", name)
+            raise bad(f"{entity.type_name} has no writable field {name!r}", at)
         data = part.get_payload(decode=True) or b""
         if field is not None and field.type.sql_type == "bytea":
             values[name] = hex_bytes(data)
             continue
         if part.get_filename() is not None:
-            raise bad(f"{name} is not a binary column: it takes a value, not a file", name)
+            raise bad(f"{name} is not a binary column: it takes a value, not a file", at)
         try:
             text = data.decode(part.get_content_charset() or "utf-8")
         except (UnicodeDecodeError, LookupError):
-            raise bad(f"the form field {name} is not UTF-8 text", name) from None
-        values[name] = url_value(text, definition.type, name, schema)
+            raise bad(f"the form field {name} is not UTF-8 text", at) from None
+        values[name] = url_value(text, definition.type, at, schema)
     return values
 
 

@@ -22,11 +22,13 @@ from graphql import (
     GraphQLScalarType,
     GraphQLSchema,
     coerce_input_value,
+    is_required_input_field,
     validate_input_value,
 )
 
 from svc.errors import Code, SvcError
-from svc.model import Cardinality, Entity, Model
+from svc.model import Cardinality, Entity, ErrorKind, Model
+from svc.plan import decode_global_id, typed_error
 
 from ._query import Parameter
 
@@ -43,6 +45,24 @@ OPERATORS = {
 }  # fmt: skip
 #: Members of a to-many relation filter (SPEC "Filter and condition inputs").
 QUANTIFIERS = frozenset({"some", "every", "none", "count", "sum", "avg", "min", "max"})
+
+
+class _Required(Exception):
+    """A required member (non-null, no default) missing or null, at its path."""
+
+    def __init__(self, path: tuple[str | int, ...], type_name: str) -> None:
+        super().__init__(type_name)
+        self.path = path
+        self.type_name = type_name
+
+
+class _Unknown(Exception):
+    """A member the input type does not have, at its path (graphql-core names only the object holding it)."""
+
+    def __init__(self, path: tuple[str | int, ...], type_name: str) -> None:
+        super().__init__(type_name)
+        self.path = path
+        self.type_name = type_name
 
 
 def bad(message: str, name: str) -> SvcError:
@@ -76,11 +96,18 @@ class InputTypes:
 
     def coerce(self, value: Any, type_name: str, where: Callable[[Sequence[str | int]], str]) -> Any:
         """`value` (REST names allowed) validated and coerced against the input type; SvcError naming the path
-        (`where` renders a path of GraphQL names the way the client wrote it)."""
+        (`where` renders a path of GraphQL names the way the client wrote it): an unknown member by its own path, a
+        required column missing or null as the typed `<FIELD>_REQUIRED` (422) the database would answer."""
         type_ = self.get(type_name)
         if type_ is None:
             raise bad(f"{type_name} takes no input here", where(()))
-        renamed = self.graphql_names(value, type_, ())
+        try:
+            renamed = self.graphql_names(value, type_, ())
+        except _Unknown as unknown:
+            at = where(unknown.path)
+            raise bad(f"{at}: {unknown.type_name} has no field {unknown.path[-1]!r}", at) from None
+        except _Required as missing:
+            raise self._required(missing, where(missing.path)) from None
 
         def on_error(error: GraphQLError, path: Sequence[str | int]) -> None:
             message = error.message.rstrip(".")
@@ -103,17 +130,44 @@ class InputTypes:
         members: dict[str, Any] = {}
         for name, member in value.items():
             graphql_name = name
-            if entity is not None and name not in type_.fields:
+            if entity is not None and (name not in type_.fields or self._raw_key(entity, type_, name, member)):
                 field = entity.rest_field(name)
                 if field is not None:
                     graphql_name = field.name
             if graphql_name in members:
                 raise bad(f"{name} is given twice (under two names)", _render((*path, name)))
             definition = type_.fields.get(graphql_name)
-            members[graphql_name] = (
-                member if definition is None else self.graphql_names(member, definition.type, (*path, name))
-            )
+            if definition is None:
+                raise _Unknown((*path, name), type_.name)
+            members[graphql_name] = self.graphql_names(member, definition.type, (*path, name))
+        for name, definition in type_.fields.items():
+            if members.get(name) is None and is_required_input_field(definition):
+                raise _Required((*path, name), type_.name)
         return members
+
+    def _raw_key(self, entity: Entity, type_: GraphQLInputObjectType, name: str, member: Any) -> bool:
+        """Whether `id` in a `<Type>KeyInput` is the raw key REST calls `id` (GraphQL's `rowId`), not the global ID
+        GraphQL's `id` is: a key input takes either (SPEC "Filter and condition inputs")."""
+        if name != "id" or type_.name != entity.names.key_input:
+            return False
+        field = entity.rest_field(name)
+        if field is None or field.name == name:
+            return False
+        decoded = decode_global_id(member) if isinstance(member, str) else None
+        return decoded is None or self.model.entity_named(decoded[0]) is None
+
+    def _required(self, missing: "_Required", at: str) -> SvcError:
+        """A required member missing or null: the column's `<FIELD>_REQUIRED` where the input type is an entity's
+        (SPEC "Errors": NOT NULL, REST 422), else a bad input naming the member."""
+        entity = self.entities.get(missing.type_name)
+        field = entity.field(str(missing.path[-1])) if entity else None
+        code = None
+        if entity is not None and field is not None:
+            wanted = (field.column,)
+            code = next((c for c in entity.error_codes if c.kind is ErrorKind.NOT_NULL and c.columns == wanted), None)
+        if code is None or entity is None:
+            return bad(f"{at} is required", at)
+        return typed_error(code, entity, [at], f"{at} is required")
 
     # --- bracket filters -----------------------------------------------------------------------------------------
 

@@ -8,10 +8,11 @@
    with `If-Match` needs the row to exist (404); `If-Match: *` only needs it to exist.
 3. `Prefer: return=minimal` answers 204; `Prefer: previous` on PATCH/PUT answers `{row, previous}`.
 4. Collection PATCH/DELETE take only `filter` (and `unfiltered=true`); they touch at most `limits.bulk_rows` rows
-   and answer them with `X-Affected-Count`.
+   and answer them, in key order, with `X-Affected-Count`; their body is plain JSON (a patch document is 415).
 5. Bulk upsert `PUT /rest/{resource}`: `conflict`, `resolution=merge|ignore`, `update`, `missing=default|null`.
 6. JSON Patch and merge patch read the row as the API shows it, patch it, and write the columns that changed, with
-   the version read as the expected version (two statements; a change in between is 412).
+   the version read as the expected version (two statements; a change in between is 412); a patch that changes
+   nothing writes nothing.
 """
 
 import decimal
@@ -29,6 +30,7 @@ from svc.plan import (
     Arguments,
     BulkWrite,
     Cardinality,
+    ColumnRef,
     DeleteWrite,
     Filter,
     JsonRows,
@@ -73,6 +75,8 @@ class _Answer:
 
     many: bool
     previous: bool = False
+    #: Rows in primary-key order (a write by filter) rather than in the order written.
+    key_order: bool = False
 
 
 class WriteRequests:
@@ -105,7 +109,12 @@ class WriteRequests:
                 return await self._put(target, entity, request, pipeline)
             return await self._patch(target, entity, request, pipeline)
         except SvcError as error:
+            if error.code is Code.NOT_FOUND and error.extensions.get("fields") == ["key"]:
+                raise self._missing(entity, target) from error  # the row the URL names (the runner's "key")
             raise self._rest_paths(error) from error
+
+    def _missing(self, entity: Entity, target: Target) -> SvcError:
+        return SvcError(Code.NOT_FOUND, f"no {entity.type_name} has the key {unquote(target.key or '')}")
 
     # --- bodies ------------------------------------------------------------------------------------------------
 
@@ -117,19 +126,23 @@ class WriteRequests:
             raise bodies.unsupported(media, bodies.JSON)
         return parse_json(request.body)
 
-    def _rows_body(self, entity: Entity, request: RestRequest, *, csv: bool, form: bool) -> Any:
-        """A create or upsert body: JSON (object or array), CSV rows, or one row as form fields."""
+    def _rows_body(
+        self, entity: Entity, request: RestRequest, *, csv: bool, form: bool, input_type: str | None = None
+    ) -> Any:
+        """A create or upsert body (or, with `input_type`, an update's): JSON (object or array), CSV rows, or one
+        row as form fields, typed by the input type they fill."""
         media = bodies.media_type(request.header("content-type"))
-        input_type = self.types.get(entity.names.create_input)
-        if input_type is None:
-            raise SvcError(Code.PERMISSION_DENIED, f"{entity.table} rows cannot be created")
-        if media == bodies.JSON or (media.endswith("+json") and media not in (bodies.JSON_PATCH, bodies.MERGE_PATCH)):
+        type_ = self.types.get(input_type or entity.names.create_input)
+        if type_ is None:
+            done = "changed" if input_type else "created"
+            raise SvcError(Code.PERMISSION_DENIED, f"{entity.table} rows cannot be {done}")
+        if media == bodies.JSON or (media.endswith("+json") and media not in bodies.PATCHES):
             return parse_json(request.body)
         if media == bodies.CSV and csv:
-            return bodies.csv_rows(request.body, entity, input_type, self.types.schema)
+            return bodies.csv_rows(request.body, entity, type_, self.types.schema)
         if media == bodies.MULTIPART and form:
             content_type = request.header("content-type") or ""
-            return bodies.form_fields(request.body, content_type, entity, input_type, self.types.schema)
+            return bodies.form_fields(request.body, content_type, entity, type_, self.types.schema)
         accepted = ", ".join([bodies.JSON, *([bodies.CSV] if csv else []), *([bodies.MULTIPART] if form else [])])
         raise bodies.unsupported(media, accepted)
 
@@ -228,23 +241,28 @@ class WriteRequests:
         prefer = headers_.Prefer.parse(request.header("prefer"))
         media = bodies.media_type(request.header("content-type"))
         expected, must_exist = self._if_match(request)
-        if media in (bodies.JSON_PATCH, bodies.MERGE_PATCH):
+        patched = media in bodies.PATCHES
+        if patched:
             value, expected = await self._patched(
-                entity, lookup=lookup, media=media, expected=expected, request=request, pipeline=pipeline
+                target, entity, lookup=lookup, media=media, expected=expected, request=request, pipeline=pipeline
             )
             must_exist = True
         elif media == bodies.MULTIPART:
-            value = self._rows_body(entity, request, csv=False, form=True)
+            value = self._rows_body(entity, request, csv=False, form=True, input_type=entity.names.update_input)
         elif media == bodies.JSON or media.endswith("+json"):
             value = parse_json(request.body)
         else:
             raise bodies.unsupported(
                 media, f"{bodies.JSON}, {bodies.MERGE_PATCH}, {bodies.JSON_PATCH}, {bodies.MULTIPART}"
             )
-        if isinstance(value, dict) and not value:
+        rest, _ = self._owned_key(entity, lookup, _object(value, "input"), by=by)
+        if not rest:
+            if patched:  # the patch changes nothing: the row as it is, nothing written
+                return await self._unchanged(
+                    target, entity, lookup, selection, prefer=prefer, request=request, pipeline=pipeline
+                )
             raise SvcError(Code.BAD_USER_INPUT, "PATCH with no fields to set")
-        coerced = self._coerce(entity, value, entity.names.update_input, "input")
-        coerced = self._owned_key(entity, lookup, coerced, by=by)
+        coerced = self._coerce(entity, rest, entity.names.update_input, "input")
         write = self.inputs.update(
             entity, lookup, coerced, ("input",), expected_version=expected, previous=prefer.previous,
             must_exist=must_exist,
@@ -253,6 +271,27 @@ class WriteRequests:
             entity, write, _Answer(False, prefer.previous), selection, request=request, pipeline=pipeline
         )
         return self._answer(200, payload, prefer, entity, missing=target)
+
+    async def _unchanged(
+        self,
+        target: Target,
+        entity: Entity,
+        lookup: KeyLookup,
+        selection: Selection,
+        *,
+        prefer: headers_.Prefer,
+        request: RestRequest,
+        pipeline: Pipeline,
+    ) -> RestResponse:
+        """A patch that leaves the row as it was (only `test` operations, values it already has): no write, so
+        no new version; the row as it is."""
+        row, version = await self.endpoint.read_row(entity, lookup, Listing(selection), request, pipeline)
+        if row is None:
+            raise self._missing(entity, target)
+        answer = [("ETag", headers_.etag(version))] if version is not None else []
+        if prefer.return_ == "minimal":
+            return RestResponse(204, headers=(*answer, *headers_.preference_applied(["return=minimal"])))
+        return json_response(200, row, answer)
 
     async def _put(self, target: Target, entity: Entity, request: RestRequest, pipeline: Pipeline) -> RestResponse:
         """Insert or update the row the URL names (200 either way); with `If-Match`, an update of an existing row."""
@@ -264,22 +303,18 @@ class WriteRequests:
         body = self._rows_body(entity, request, csv=False, form=True)
         if not isinstance(body, dict):
             raise SvcError(Code.BAD_USER_INPUT, "PUT takes one row: a JSON object")
+        rest, owned = self._owned_key(entity, lookup, body, by=by, fill=True)
         expected, must_exist = self._if_match(request)
         if expected is not None or must_exist:
-            coerced = self._owned_key(
-                entity, lookup, self._coerce(entity, body, entity.names.update_input, "input"), by=by
-            )
-            if not coerced:
-                coerced = {self._field_of(entity, lookup.values[0][0]).name: lookup.values[0][1]}
+            coerced = self._coerce(entity, rest, entity.names.update_input, "input") | owned
             write = self.inputs.update(
                 entity, lookup, coerced, ("input",), expected_version=expected, previous=prefer.previous,
                 must_exist=True,
             )  # fmt: skip
         else:
-            coerced = self._coerce(entity, body, entity.names.create_input, "input")
-            coerced = self._owned_key(entity, lookup, coerced, by=by, fill=True)
-            key_names = [self._field_of(entity, column).name for column, _ in lookup.values]
-            on_conflict = {"columns": key_names}
+            coerced = self._coerce(entity, rest, entity.names.create_input, "input") | owned
+            key_names = list(owned)
+            on_conflict: dict[str, Any] = {"columns": key_names}
             if not [name for name in coerced if name not in key_names and entity.field(name) is not None]:
                 on_conflict["update"] = []
             write = self.inputs.create(entity, coerced, ("input",), on_conflict=on_conflict, previous=prefer.previous)
@@ -326,7 +361,14 @@ class WriteRequests:
             )
         values = None
         if method == "PATCH":
-            body = self.json_body(request)
+            media = bodies.media_type(request.header("content-type"))
+            if media != bodies.JSON and (not media.endswith("+json") or media in bodies.PATCHES):
+                # A patch document is of one row (SPEC "Writes" 8: JSON Patch on a collection is 415).
+                raise SvcError(
+                    Code.UNSUPPORTED_MEDIA_TYPE,
+                    f"a write by filter takes {bodies.JSON}; got {media or 'no Content-Type'}",
+                )
+            body = parse_json(request.body)
             if isinstance(body, dict) and not body:
                 raise SvcError(Code.BAD_USER_INPUT, "PATCH with no fields to set")
             coerced = self._coerce(entity, body, entity.names.update_input, "input")
@@ -338,7 +380,13 @@ class WriteRequests:
             filter_values=tuple(filter_params.values),
         )  # fmt: skip
         payload = await self._run(
-            entity, write, _Answer(True), Selection(), request=request, pipeline=pipeline, deleting=method == "DELETE"
+            entity,
+            write,
+            _Answer(True, key_order=True),
+            Selection(),
+            request=request,
+            pipeline=pipeline,
+            deleting=method == "DELETE",
         )
         prefer = headers_.Prefer.parse(request.header("prefer"))
         affected = [("X-Affected-Count", str(len(payload.outcome.rows)))]
@@ -392,6 +440,7 @@ class WriteRequests:
 
     async def _patched(
         self,
+        target: Target,
         entity: Entity,
         *,
         lookup: KeyLookup,
@@ -403,13 +452,18 @@ class WriteRequests:
         """JSON Patch or merge patch: the row as the API shows it, patched; the members that changed, and the
         version they were read at (the write expects it: a change in between is STALE_VERSION)."""
         patch = parse_json(request.body)
-        columns = tuple(f.name for f in entity.fields)
+        # The row as the API shows it: its columns and its version (a `test` of `/rowVersion` checks it).
+        columns = (*(f.name for f in entity.fields), *(("rowVersion",) if entity.primary_key else ()))
         listing = Listing(Selection(fields=columns))
         text, version = await self.endpoint.read_row(entity, lookup, listing, request, pipeline)
         if text is None:
-            raise SvcError(Code.NOT_FOUND, f"no {entity.type_name} has this key")
+            raise self._missing(entity, target)
         if expected is not None and expected != version:
-            raise SvcError(Code.STALE_VERSION, "the row has changed since that version was read (If-Match)")
+            raise SvcError(
+                Code.STALE_VERSION,
+                "the row has changed since that version was read",
+                extensions={"type": entity.names.error_code, "fields": ["If-Match"]},
+            )
         row = json.loads(text, parse_float=decimal.Decimal)
         if media == bodies.MERGE_PATCH:
             if not isinstance(patch, dict):
@@ -421,9 +475,6 @@ class WriteRequests:
         for name in row:
             if name not in patched:
                 changed[name] = None  # `remove` of a member: the column becomes NULL
-        if not changed:
-            first = entity.primary_key[0] if entity.primary_key else lookup.values[0][0]
-            changed = {self._field_of(entity, first).rest_name: row[self._field_of(entity, first).rest_name]}
         return _plain(changed), version
 
     # --- running -----------------------------------------------------------------------------------------------
@@ -469,19 +520,23 @@ class WriteRequests:
         run.budget.read(1, rows, 1)
         shape = run.shape(entity, selection, _Place().below(rows))
         by_key = entity.primary_key is not None and not deleting
+        key_order = tuple(OrderItem(ColumnRef(c), nullable=False) for c in entity.primary_key or ())
         roots: list[RootField] = []
         if by_key:
             assert entity.primary_key is not None
             keys = slot("keys")
             condition: Filter = KeyIn(table(entity), entity.primary_key, keys)
             order = (OrderItem(KeyPosition(table(entity), entity.primary_key, keys), nullable=False),)
+            if answer.key_order:
+                order = key_order
             roots.append(RootField("row", Read(table(entity), shape, cardinality, filter=condition, order=order)))
             if not answer.many:
                 version = Shape((row_version("v", entity),))
                 roots.append(RootField("version", Read(table(entity), version, Cardinality.ONE, filter=condition)))
         else:
             source = JsonRows(table(entity), slot("rows"))
-            roots.append(RootField("row", Read(source, _without_versions(shape), cardinality)))
+            order = key_order if answer.key_order else ()
+            roots.append(RootField("row", Read(source, _without_versions(shape), cardinality, order=order)))
         if answer.previous:
             previous = JsonRows(table(entity), slot("previous"))
             roots.append(RootField("previous", Read(previous, _without_versions(shape), Cardinality.ONE)))
@@ -509,7 +564,7 @@ class WriteRequests:
         texts = payload.texts
         row = texts.get("row")
         if missing is not None and row is None:
-            raise SvcError(Code.NOT_FOUND, f"no {entity.type_name} has the key {unquote(missing.key or '')}")
+            raise self._missing(entity, missing)
         answer = list(extra)
         if location is not None:
             answer.append(("Location", location))
@@ -539,35 +594,40 @@ class WriteRequests:
         return self.endpoint.lookup(target, entity, parameters), by
 
     def _owned_key(
-        self, entity: Entity, lookup: KeyLookup, value: dict[str, Any], *, by: bool, fill: bool = False
-    ) -> dict[str, Any]:
-        """SPEC "Writes" 1: the URL owns the key. A key member of the body must name the same row; with `?by=`
-        the primary key cannot change. `fill` adds the URL's key to the row (PUT)."""
-        owned = dict(value)
+        self, entity: Entity, lookup: KeyLookup, body: dict[str, Any], *, by: bool, fill: bool = False
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """SPEC "Writes" 1: the URL owns the key. A key member of the body must name the URL's row (its raw value,
+        or its global ID); another value is 400. With `?by=` a PATCH may change the unique key's columns, but not
+        the primary key's. Answers the body without the members the URL owns, and (`fill`, for PUT) the URL's key
+        by field name, to be added to the coerced row."""
+        rest = dict(body)
+        urls = dict(lookup.values)
         primary = set(entity.primary_key or ())
-        for column, url_value in lookup.values:
-            field = self._field_of(entity, column)
-            if field.name in owned:
-                given = key_value(self.model, entity, field, owned[field.name], ["input", field.rest_name])
-                if given != url_value:
-                    raise SvcError(
-                        Code.BAD_USER_INPUT,
-                        f"input.{field.rest_name} differs from the key in the URL",
-                        extensions={"field": f"input.{field.rest_name}"},
-                    )
-                owned[field.name] = url_value
-            elif fill:
-                owned[field.name] = url_value
-        if by:
-            for column in primary:
-                field = self._field_of(entity, column)
-                if field.name in owned and column not in dict(lookup.values):
-                    raise SvcError(
-                        Code.BAD_USER_INPUT,
-                        f"input.{field.rest_name}: the primary key cannot change in a write by another key",
-                        extensions={"field": f"input.{field.rest_name}"},
-                    )
-        return owned
+        changeable = by and not fill and set(urls) != primary  # PATCH by another unique key
+        for name, member in body.items():
+            field = self._body_field(entity, name)
+            if field is None:
+                continue  # an unknown member: the input type's validation names it
+            at = f"input.{field.rest_name}"
+            if by and field.column in primary and field.column not in urls:
+                raise SvcError(
+                    Code.BAD_USER_INPUT,
+                    f"{at}: the primary key cannot change in a write by another key",
+                    extensions={"field": at},
+                )
+            if field.column not in urls or changeable:
+                continue
+            if key_value(self.model, entity, field, member, ["input", field.rest_name]) != urls[field.column]:
+                raise SvcError(Code.BAD_USER_INPUT, f"{at} differs from the key in the URL", extensions={"field": at})
+            del rest[name]
+        owned = {self._field_of(entity, column).name: value for column, value in lookup.values} if fill else {}
+        return rest, owned
+
+    def _body_field(self, entity: Entity, name: str) -> Field | None:
+        """The field a body member names: by its GraphQL name, REST name or column name (as the input types
+        accept them)."""
+        field = entity.field(name)
+        return field if field is not None else entity.rest_field(name)
 
     def _if_match(self, request: RestRequest) -> tuple[str | None, bool]:
         """(the expected version, whether the row must exist): `If-Match: "v"` expects v, `*` any version."""
@@ -609,15 +669,18 @@ class WriteRequests:
     # --- REST names in errors ----------------------------------------------------------------------------------
 
     def _rest_path(self, path: str) -> str:
-        """An input path in REST names: `rowId` is `id` where GraphQL renamed the key column."""
-        parts = path.split(".")
-        renamed = []
-        for part in parts:
+        """An input path in REST names: `rowId` is `id` where GraphQL renamed the key column, and list items are
+        bracketed (`input.tags.connect[0].id`; the planner's bad-input paths dot them: `connect.0.id`)."""
+        rendered = ""
+        for part in path.split("."):
+            if part.isdigit() and rendered:
+                rendered += f"[{part}]"
+                continue
             head, bracket, rest = part.partition("[")
             if head in self._renamed and head not in self._kept:
                 head = "id"
-            renamed.append(head + bracket + rest)
-        return ".".join(renamed)
+            rendered += ("." if rendered else "") + head + bracket + rest
+        return rendered
 
     def _rest_paths(self, error: SvcError) -> SvcError:
         extensions = dict(error.extensions)
@@ -626,7 +689,11 @@ class WriteRequests:
             extensions["field"] = self._rest_path(extensions["field"])
             changed = True
         if isinstance(extensions.get("fields"), list):
-            extensions["fields"] = [self._rest_path(f) if isinstance(f, str) else f for f in extensions["fields"]]
+            extensions["fields"] = [
+                # The version a REST write expects comes from `If-Match` (GraphQL's `expectedVersion`).
+                "If-Match" if f == "expectedVersion" else self._rest_path(f) if isinstance(f, str) else f
+                for f in extensions["fields"]
+            ]
             changed = True
         if not changed:
             return error
@@ -647,6 +714,12 @@ def _choice(value: str | None, name: str, allowed: Sequence[str], default: str) 
         raise SvcError(
             Code.BAD_USER_INPUT, f"{name} must be {' or '.join(allowed)}; got {value!r}", extensions={"field": name}
         )
+    return value
+
+
+def _object(value: Any, name: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise SvcError(Code.BAD_USER_INPUT, f"{name} must be a JSON object", extensions={"field": name})
     return value
 
 
