@@ -148,6 +148,9 @@ class RestIndex:
             raise _not_found(path)
         if rest[0] == "aggregate" and len(rest) == 1:
             return Target(Kind.AGGREGATE, base, schema, entity)
+        if entity.primary_key is None:
+            # Read by key only when a key exists (SPEC "REST API"): without one, no row path exists to refuse.
+            raise SvcError(Code.NOT_FOUND, f"{head} has no key: no row of it is addressed at {path}")
         if len(rest) == 1:
             return Target(Kind.ROW, base, schema, entity, key=raw[1])
         if len(rest) == 2:

@@ -107,6 +107,15 @@ async def test_unknown_resources_functions_and_paths_are_404(rest, path, detail)
     }
 
 
+@pytest.mark.parametrize("path", ["/rest/fiction/1", "/rest/author_totals/1", "/rest/fiction/1/title"])
+async def test_a_resource_without_a_key_has_no_row_paths(rest, path):
+    """Views are read by key only when a key exists: without one the row path names nothing (404, not 405)."""
+    for method in ("GET", "PATCH", "DELETE", "OPTIONS"):
+        response = await rest.request(method, path)
+        assert response.status_code == 404, (method, response.text)
+        assert problem(response)["code"] == "NOT_FOUND"
+
+
 @pytest.mark.parametrize(
     ("method", "path", "allow"),
     [
