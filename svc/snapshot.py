@@ -141,6 +141,7 @@ async def build_snapshot(executor: Executor, config: Config) -> Snapshot:
         mutations,
     )
     rest = RestEndpoint(graphql.schema, model, config, statements, mutations)
+    warnings += rest.index.warnings
     return Snapshot(
         datetime.now(UTC), time.monotonic(), config, catalog, model, graphql, endpoint, rest, tuple(warnings)
     )

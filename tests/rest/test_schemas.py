@@ -25,6 +25,27 @@ def without_versions(rows):
     return [{k: v for k, v in row.items() if k != "rowVersion"} for row in rows]
 
 
+async def test_the_index_gives_each_resource_its_canonical_path(rest):
+    response = await rest.get("/rest")
+    assert response.json() == {
+        "resources": [
+            {"name": "audit_log", "schema": "app", "type": "AppAuditLog", "path": "/rest/audit_log"},
+            {"name": "auth", "schema": "app", "type": "Auth", "path": "/rest/app/auth"},  # /rest/auth is a schema
+            {"name": "page_infos", "schema": "app", "type": "AppPageInfo", "path": "/rest/page_infos"},
+            {"name": "post_filters", "schema": "app", "type": "AppPostFilter", "path": "/rest/post_filters"},
+            {"name": "posts", "schema": "app", "type": "Post", "path": "/rest/posts"},
+            {"name": "audit_log", "schema": "auth", "type": "AuthAuditLog", "path": "/rest/auth/audit_log"},
+            {"name": "sessions", "schema": "auth", "type": "Session", "path": "/rest/sessions"},
+        ],
+        "functions": [
+            {"name": "version", "schema": "app", "path": "/rest/rpc/version", "mutation": False},
+            {"name": "session_count", "schema": "auth", "path": "/rest/rpc/session_count", "mutation": False},
+            {"name": "version", "schema": "auth", "path": "/rest/auth/rpc/version", "mutation": False},
+        ],
+        "openapi": None,
+    }
+
+
 async def test_a_schema_path_lists_that_schemas_resources(rest):
     response = await rest.get("/rest/auth")
     assert response.json() == {
@@ -97,6 +118,24 @@ async def test_another_schemas_resource_and_an_unknown_schema_are_404(rest, path
 
 
 @pytest.mark.parametrize("path", ["/rest/things", "/rest/search/things", "/rest/node", "/rest/app/node"])
+async def test_reserved_words_name_no_schema_and_no_table(rest, path):
+    """The schema `search` and the table `app.node` exist and are exposed to GraphQL, not to REST."""
+    response = await rest.get(path)
+    assert response.status_code == 404
+    assert problem(response)["code"] == "NOT_FOUND"
+
+
+async def test_startup_warns_of_a_table_named_like_a_schema_and_of_reserved_names(tmp_path, database_url, caplog):
+    with caplog.at_level(logging.WARNING):
+        async with rest_client(tmp_path, database_url, SETTINGS):
+            pass
+    messages = [record.getMessage() for record in caplog.records]
+    assert "table app.auth is reached only at /rest/app/auth: /rest/auth is the path of schema auth" in messages
+    reserved = "is not served by REST: {!r} is a reserved path word (rpc, search, node)"
+    assert f"table app.node {reserved.format('node')}" in messages
+    assert f"table search.things {reserved.format('search')}" in messages
+
+
 async def test_links_locations_and_instances_keep_the_path_used(rest):
     page = await rest.get("/rest/app/audit_log", params={"first": "1", "fields": "id"})
     assert page.json() == [{"id": 1}]
