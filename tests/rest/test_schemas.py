@@ -12,7 +12,10 @@ from svc.plan import encode_global_id
 from tests.support.rest_reads import headers, links, problem, rest_client
 
 DATABASE_FIXTURES = ["model_schemas.sql", "rest_schemas.sql"]
-SETTINGS = {"database": {"schemas": ["app", "auth", "search"]}, "functions": {"auth.version": {"field_name": "authVersion"}}}
+SETTINGS = {
+    "database": {"schemas": ["app", "auth", "search"]},
+    "functions": {"auth.version": {"field_name": "authVersion"}},
+}
 
 
 @pytest.fixture
