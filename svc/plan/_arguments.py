@@ -89,10 +89,10 @@ class Arguments:
             if member is None:
                 continue
             where = [*path, name]
-            if name == "and":
-                items.append(And(tuple(f for v in member if (f := self.filter(entity, v, where)) is not None)))
-            elif name == "or":
-                items.append(Or(tuple(f for v in member if (f := self.filter(entity, v, where)) is not None)))
+            if name in ("and", "or"):
+                members = (self.filter(entity, v, [*where, i]) for i, v in enumerate(member))
+                combined = tuple(f for f in members if f is not None)
+                items.append(And(combined) if name == "and" else Or(combined))
             elif name == "not":
                 inner = self.filter(entity, member, where)
                 if inner is not None:

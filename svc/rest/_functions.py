@@ -187,5 +187,5 @@ class FunctionCalls:
         run.budget.read(1, rows, 1)
         order = run.arguments.order(entity, listing.order, default_key=False)
         shape = run.shape(entity, listing.selection, _Place().below(rows))
-        filter_ = run.arguments.filter(entity, listing.filter, ["filter"])
+        filter_ = run.filter(entity, listing.filter, "filter")
         return RootField("value", Read(call, shape, Cardinality.MANY, filter=filter_, order=order.items, page=page))

@@ -10,16 +10,16 @@ filters are validated against the GraphQL filter types (`_inputs.py`); limits on
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from svc.errors import Code, SvcError
 from svc.model import Cardinality, Entity, Model, ReturnKind, upper_snake
-from svc.plan import EntityIndex, FieldKind
+from svc.plan import AGGREGATES, EntityIndex, FieldKind
 
-from ._inputs import QUANTIFIERS, InputTypes, bad, list_items, url_value
+from ._inputs import OPERATORS, QUANTIFIERS, InputTypes, bad, list_items, url_value
 from ._query import Parameter, Parameters
 
 _SEARCH_MEMBERS = (
@@ -267,7 +267,9 @@ class Listings:
         if parameter.members:
             parts.append(self.inputs.filter_members(entity, Parameter("filter", None, parameter.members)))
         value = parts[0] if len(parts) == 1 else {"and": parts}
-        return self.inputs.coerce(value, entity.names.filter, lambda path: _bracketed("filter", path))
+        return self.inputs.coerce(
+            value, entity.names.filter, lambda path: filter_parameter(self.model, entity, "filter", path)
+        )
 
     def filter(self, entity: Entity, parameter: Parameter) -> Mapping[str, Any]:
         """An embedding filter `filter[rel][...]` over the included rows."""
@@ -275,7 +277,9 @@ class Listings:
             value = _json_object(parameter.value, parameter.name)
         else:
             value = self.inputs.filter_members(entity, Parameter(parameter.name, None, parameter.members))
-        return self.inputs.coerce(value, entity.names.filter, lambda path: _bracketed(parameter.name, path))
+        return self.inputs.coerce(
+            value, entity.names.filter, lambda path: filter_parameter(self.model, entity, parameter.name, path)
+        )
 
     def filter_from_body(self, entity: Entity, value: Any, name: str) -> Mapping[str, Any] | None:
         if value is None:
@@ -470,8 +474,55 @@ def _json_object(text: str, name: str) -> Any:
     return value
 
 
-def _bracketed(name: str, path: Any) -> str:
-    return name + "".join(f"[{part}]" for part in path)
+#: GraphQL filter operators to the REST names clients write (the first REST name of each; SPEC "List query
+#: parameters"), so an error names the parameter as written.
+_REST_OPERATORS = {"containsElement": "contains"} | {
+    graphql: rest for rest, graphql in reversed(OPERATORS.items()) if graphql not in OPERATORS
+}
+
+
+def filter_parameter(model: Model, entity: Entity, prefix: str, path: Sequence[str | int]) -> str:
+    """The URL parameter (`filter[author][name][eq]`) of a path in an entity's `<Type>Filter` value (`author`,
+    `name`, `equalTo`, as the planner and graphql-core name it): REST field and operator names, and nothing below
+    the operator (a list item, a range bound)."""
+    rendered, current, parts = prefix, entity, [str(part) for part in path]
+    i = 0
+    while i < len(parts):
+        part = parts[i]
+        if part in ("and", "or"):
+            numbered = i + 1 < len(parts) and parts[i + 1].isdigit()
+            rendered += "".join(f"[{p}]" for p in parts[i : i + (2 if numbered else 1)])
+            i += 2 if numbered else 1
+            continue
+        if part == "not":
+            rendered, i = rendered + "[not]", i + 1
+            continue
+        relation = next((r for r in current.relations if r.name == part), None)
+        if relation is None:
+            field = next((f for f in current.fields if f.name == part), None)
+            rendered += f"[{field.rest_name if field is not None else part}]"
+            operator = parts[i + 1] if i + 1 < len(parts) else None
+            return rendered + (f"[{_REST_OPERATORS.get(operator, operator)}]" if operator is not None else "")
+        rendered += f"[{part}]"
+        current = model.entity(relation.target)
+        word = parts[i + 1] if i + 1 < len(parts) and relation.kind is not Cardinality.TO_ONE else None
+        if word in ("some", "every", "none"):
+            rendered, i = rendered + f"[{word}]", i + 2
+        elif word == "count":
+            return rendered + "".join(
+                f"[{_REST_OPERATORS.get(p, p)}]" if n else f"[{p}]" for n, p in enumerate(parts[i + 1 : i + 3])
+            )
+        elif word in AGGREGATES:
+            tail = parts[i + 1 : i + 4]
+            field = next((f for f in current.fields if len(tail) > 1 and f.name == tail[1]), None)
+            if field is not None:
+                tail[1] = field.rest_name
+            if len(tail) > 2:
+                tail[2] = _REST_OPERATORS.get(tail[2], tail[2])
+            return rendered + "".join(f"[{p}]" for p in tail)
+        else:
+            i += 1
+    return rendered
 
 
 def _dotted(name: str, path: Any) -> str:
@@ -481,4 +532,4 @@ def _dotted(name: str, path: Any) -> str:
     return rendered
 
 
-__all__ = ["Include", "Listing", "Listings", "Selection", "list_items", "split_items"]
+__all__ = ["Include", "Listing", "Listings", "Selection", "filter_parameter", "list_items", "split_items"]

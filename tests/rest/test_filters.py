@@ -207,6 +207,14 @@ async def test_a_json_filter_next_to_bracket_filters(rest):
         ({"filter": '{"published": {"lessThan": "x"}}'}, "filter[published][lt]"),
     ],
 )
+async def test_bad_filters_are_400_naming_the_parameter(rest, params, field):
+    response = await rest.get("/rest/books" if "books]" not in str(params) else "/rest/authors", params=params)
+    problem = bad_request(response)
+    assert problem["code"] == "BAD_USER_INPUT"
+    if field is not None:
+        assert problem["field"] == field
+
+
 async def test_a_bad_regular_expression_or_json_path_is_400(rest):
     for params in ({"filter[title][regex]": "("}, {"filter[details][matchesPath]": "$$"}):
         assert bad_request(await rest.get("/rest/books", params=params))["code"] == "BAD_USER_INPUT"
