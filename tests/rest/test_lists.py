@@ -84,6 +84,10 @@ WALKS = [
     ("/rest/books", {"order": "-bookShelvesCount"}, [[1, 2], [3, 5], [4, 6], [7]]),
     ("/rest/books", {"order": "-titleUpper", "filter[pages][gt]": "200"}, [[2, 5], [3, 6], [1]]),
     ("/rest/books", {"order": "natural"}, [[1, 2], [3, 4], [5, 6], [7]]),
+    ("/rest/fiction", {}, [[1, 2], [3, 5]]),  # a view without a key: positions
+    ("/rest/fiction", {"order": "-pages"}, [[2, 5], [3, 1]]),
+    ("/rest/rpc/books_by_pages", {}, [[6, 2], [5, 3], [1, 7], [4]]),  # the function's own order
+    ("/rest/rpc/books_by_pages", {"filter[genre][eq]": "FICTION"}, [[2, 5], [3, 1]]),
     ("/rest/rpc/books_by_pages", {"order": "title"}, [[7, 1], [4, 6], [3, 5], [2]]),
 ]
 
@@ -95,6 +99,15 @@ async def test_link_next_and_prev_walk_every_row_once(rest, path, params, pages)
     last_page = {"fields": "id", "first": "2", **params, "offset": str(2 * (len(pages) - 1))}
     backward = await walk(rest, path, last_page, "prev")
     assert backward == pages[::-1]
+
+
+async def test_ties_in_a_view_without_a_key_are_neither_skipped_nor_repeated(rest):
+    """`author_totals` has no key and three authors tie at 2 books: cursors hold positions, not order values."""
+    pages = await walk(
+        rest, "/rest/author_totals", {"fields": "authorId", "order": "-books", "first": "2"}, "next", "authorId"
+    )
+    assert len(pages) == 2 and sorted(pages[0] + pages[1]) == [1, 2, 3, 4]
+    assert pages[1][-1] == 4  # the one author with a single book comes last
 
 
 async def test_first_after_last_before_and_offset(rest):
@@ -141,6 +154,11 @@ async def test_a_cursor_is_valid_only_for_its_order(rest):
     fiction = await rest.get("/rest/fiction", params={"first": "1"})
     other = links(fiction)["next"].rpartition("after=")[2]
     assert bad_request(await rest.get("/rest/rpc/books_by_pages", params={"after": other}))["field"] == "after"
+
+
+async def test_last_needs_before_in_an_order_that_is_not_total(rest):
+    problem = bad_request(await rest.get("/rest/fiction", params={"last": "2"}))
+    assert problem == {"code": "BAD_USER_INPUT", "field": "last"}
 
 
 @pytest.mark.parametrize(
