@@ -27,6 +27,8 @@ _SEARCH_MEMBERS = (
     "cursors",
 )  # fmt: skip
 _EMBED_MEMBERS = ("filter", "order", "first", "offset", "fields")
+#: SPEC "List query parameters": `_window` values of each row; refused with a clear message until served.
+_WINDOW_PARAMETERS = ("window", "partition", "running")
 MAX_INCLUDES = 10
 MAX_INCLUDE_LEVELS = 3
 _ORDER_ITEM = re.compile(r"^(-?)([^:]+)((?::(?:asc|desc|nullsfirst|nullslast))*)$", re.IGNORECASE)
@@ -135,11 +137,8 @@ class Listings:
     def selection_from_query(self, entity: Entity, parameters: Parameters) -> Selection:
         """`fields`, `include` and the embedding controls, `args[...]`, `path[...]`, `inner`, `anti`."""
         include = _split(parameters.take_value("include"))
-        controls = {
-            name: parameters.take_members(name) for name in ("fields", "order", "first", "offset", "depth", "asOf")
-        }
-        if controls["asOf"] or parameters.take_value("asOf") is not None:
-            raise bad(f"{entity.table} has no temporal key: asOf cannot be used", "asOf")
+        _refuse_unserved(entity, parameters)
+        controls = {name: parameters.take_members(name) for name in ("fields", "order", "first", "offset", "depth")}
         filters = self._embedded_filters(entity, parameters, set(include))
         tree = self._include_tree(entity, include)
         inner = _split(parameters.take_value("inner"))
@@ -418,6 +417,18 @@ class _Node:
             )
         self.children[name] = node
         return node
+
+
+def _refuse_unserved(entity: Entity, parameters: Parameters) -> None:
+    """`asOf` (no entity has a temporal key yet) and the window values: 400 with a message saying so, not as
+    unknown parameters."""
+    if parameters.take_value("asOf") is not None:
+        raise bad(f"{entity.table} has no temporal key: asOf cannot be used", "asOf")
+    for path in parameters.take_members("asOf"):
+        raise bad(f"asOf[{path}]: no included relation here has a temporal key", f"asOf[{path}]")
+    for name in _WINDOW_PARAMETERS:
+        if parameters.peek(name) is not None:
+            raise bad(f"{name}: window values (window, partition, running) are not served yet", name)
 
 
 def _split(text: str | None) -> list[str]:

@@ -319,6 +319,13 @@ async def test_a_bad_json_path_is_400(rest):
         ({"asOf[author]": "2024-01-01"}, "asOf[author]", "asOf[author]: no included relation here has a temporal key"),
     ],
 )
+async def test_window_values_and_as_of_are_400_with_a_clear_message(rest, params, field, detail):
+    response = await rest.get("/rest/books", params=params)
+    assert response.status_code == 400
+    assert response.json()["detail"] == detail
+    assert bad_request(response) == {"code": "BAD_USER_INPUT", "field": field}
+
+
 async def test_include_paths_count_toward_the_depth_limit(tmp_path, database_url):
     settings = {**SETTINGS, "limits": {"depth": 2}}
     async with rest_client(tmp_path, database_url, settings) as rest:
