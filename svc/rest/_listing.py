@@ -178,13 +178,17 @@ class Listings:
                 filter_parameter = filters.pop(path, None)
                 embedded_filter = None
                 if filter_parameter is not None:
-                    if not child.to_many:
+                    if not (child.to_many or child.hierarchy):
                         raise bad(f"only to-many relations take filter[{path}]", filter_parameter.name)
                     embedded_filter = self.filter(target, filter_parameter)
                 order = _split(values("order", path))
                 first, offset, depth = values("first", path), values("offset", path), values("depth", path)
-                if (order or first is not None or offset is not None) and not child.to_many:
-                    raise bad(f"only to-many relations take order, first and offset ({path})", f"order[{path}]")
+                if order and not (child.to_many or child.hierarchy):
+                    raise bad(f"only to-many relations and hierarchies take order ({path})", f"order[{path}]")
+                for control, given in (("first", first), ("offset", offset)):
+                    if given is not None and not child.to_many:
+                        where = f"{control}[{path}]"
+                        raise bad(f"only to-many relations take {control} ({path}; hierarchies are not paged)", where)
                 if depth is not None and not child.hierarchy:
                     raise bad(f"only ancestors and descendants take depth ({path})", f"depth[{path}]")
                 includes[name] = Include(
@@ -221,10 +225,16 @@ class Listings:
             return {}
         embedded = {}
         relations = {relation.name: relation for relation in entity.relations}
+        meanings = self.index.fields(entity)
         for name, member in list(parameter.members.items()):
             relation = relations.get(name)
+            meaning = meanings.get(name)
+            # Included rows a filter of the rows read cannot name: hierarchies and computed sets of rows.
+            walked = meaning is not None and meaning.kind in (FieldKind.ANCESTORS, FieldKind.DESCENDANTS)
+            computed = meaning is not None and meaning.kind is FieldKind.COMPUTED
             to_many = relation is not None and relation.kind is not Cardinality.TO_ONE
-            if "." in name or (name in include and to_many and not set(member.members) & QUANTIFIERS):
+            quantified = bool(set(member.members) & QUANTIFIERS)
+            if "." in name or (name in include and (walked or computed or (to_many and not quantified))):
                 embedded[name] = parameter.members.pop(name)
         if parameter.value is None and not parameter.members:
             parameters.take("filter")
@@ -232,9 +242,10 @@ class Listings:
 
     def _include_tree(self, entity: Entity, paths: list[str]) -> "_Node":
         root = _Node(entity)
+        paths = list(dict.fromkeys(paths))  # a path named twice is one relation
         if len(paths) > MAX_INCLUDES:
             raise SvcError(
-                Code.BAD_USER_INPUT,
+                Code.DEPTH_LIMIT_EXCEEDED,
                 f"include names {len(paths)} relations, more than {MAX_INCLUDES}",
                 extensions={"field": "include", "limit": MAX_INCLUDES, "actual": len(paths)},
             )

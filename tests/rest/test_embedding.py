@@ -107,7 +107,47 @@ async def test_hierarchies_walk_ancestors_and_descendants_and_end_at_a_cycle(res
     }
 
 
+async def test_hierarchies_take_depth_filter_order_and_fields(rest):
+    assert await body(
+        rest,
+        "/rest/categories/4",
+        fields="id",
+        include="ancestors",
+        **{"fields[ancestors]": "name", "depth[ancestors]": "2"},
+    ) == {
+        "id": 4,
+        "ancestors": [{"name": "physics"}, {"name": "science"}],
+    }
+    assert await body(
+        rest,
+        "/rest/categories/1",
+        fields="id",
+        include="descendants",
+        **{"fields[descendants]": "name", "order[descendants]": "name", "filter[descendants][name][like]": "%i%"},
+    ) == {"id": 1, "descendants": [{"name": "optics"}, {"name": "physics"}, {"name": "science"}]}
+
+
 @pytest.mark.parametrize("control", ["first", "offset"])
+async def test_hierarchies_are_not_paged(rest, control):
+    response = await rest.get("/rest/categories/1", params={"include": "descendants", f"{control}[descendants]": "1"})
+    assert bad_request(response) == {"code": "BAD_USER_INPUT", "field": f"{control}[descendants]"}
+
+
+async def test_a_computed_set_of_rows_is_included_like_a_relation(rest):
+    assert await body(
+        rest,
+        "/rest/authors",
+        fields="id",
+        include="longBooks",
+        first="3",
+        **{"fields[longBooks]": "id,pages", "filter[longBooks][pages][gt]": "270", "order[longBooks]": "-pages"},
+    ) == [
+        {"id": 1, "longBooks": [{"id": 2, "pages": 304}]},
+        {"id": 2, "longBooks": []},
+        {"id": 3, "longBooks": [{"id": 6, "pages": 352}, {"id": 5, "pages": 281}]},
+    ]
+
+
 async def test_a_computed_set_of_rows_with_arguments_of_its_own_cannot_be_included(rest):
     response = await rest.get("/rest/authors", params={"include": "booksSince"})
     assert bad_request(response) == {"code": "BAD_USER_INPUT", "field": "include"}
@@ -187,6 +227,7 @@ async def test_inner_keeps_parents_with_a_matching_row_and_anti_those_without(re
         ({"include": "books", "filter[books][nope][eq]": "1"}, "filter[books][nope]"),
         ({"include": "books", "filter[books][pages][gt]": "x"}, "filter[books][pages][gt]"),
         ({"include": "mentor", "order[mentor]": "name"}, "order[mentor]"),  # to-one relations take no page controls
+        ({"include": "mentor", "first[mentor]": "1"}, "first[mentor]"),
         ({"include": "mentor", "depth[mentor]": "1"}, "depth[mentor]"),
         ({"include": "nope"}, "include"),
         ({"include": "books.nope"}, "include"),
@@ -202,6 +243,13 @@ async def test_bad_includes_and_controls_are_400_naming_the_parameter(rest, para
 async def test_an_included_page_over_the_largest_is_page_size_exceeded(rest):
     response = await rest.get("/rest/authors", params={"include": "books", "first[books]": "51"})
     assert bad_request(response) == {"code": "PAGE_SIZE_EXCEEDED", "limit": 50, "actual": 51}
+
+
+async def test_at_most_ten_included_relations(rest):
+    ten = "author,author.mentor,author.books,author.authorsByMentorId,shelves,bookShelves,shelves.books,bookShelves.shelf,bookShelves.book,nextBook"
+    assert (await rest.get("/rest/books", params={"include": ten, "fields": "id", "first": "1"})).status_code == 200
+    response = await rest.get("/rest/books", params={"include": ten + ",author.mentor.books"})
+    assert bad_request(response) == {"code": "DEPTH_LIMIT_EXCEEDED", "field": "include", "limit": 10, "actual": 11}
 
 
 async def test_at_most_three_levels_of_includes(rest):
