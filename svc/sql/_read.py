@@ -164,6 +164,9 @@ class _Compiler:
         elif isinstance(read.source, FunctionCall):
             source = sql.SQL("{} {}").format(self._function(read.source, parent, outer=True), table)
             conditions = []
+            if read.cardinality is Cardinality.ONE:
+                # A function returning one row gives a row of NULLs when it has none: that is no row (null).
+                conditions.append(sql.SQL("not ({} is null)").format(table))
             if read.link is not None and parent is not None:
                 conditions.append(link_condition(read.link, parent, table))  # type: ignore[arg-type]
         elif read.link is None or parent is None:

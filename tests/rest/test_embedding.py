@@ -148,6 +148,14 @@ async def test_a_computed_set_of_rows_is_included_like_a_relation(rest):
     ]
 
 
+async def test_a_computed_row_is_included_as_an_object_or_null(rest):
+    assert await body(rest, "/rest/books/6", fields="id", include="nextBook", **{"fields[nextBook]": "title"}) == {
+        "id": 6,
+        "nextBook": {"title": "100% Pure_Text"},
+    }
+    assert await body(rest, "/rest/books/7", fields="id", include="nextBook") == {"id": 7, "nextBook": None}
+
+
 async def test_a_computed_set_of_rows_with_arguments_of_its_own_cannot_be_included(rest):
     response = await rest.get("/rest/authors", params={"include": "booksSince"})
     assert bad_request(response) == {"code": "BAD_USER_INPUT", "field": "include"}
