@@ -7,7 +7,7 @@ ignored in other forms, 400 beside page parameters, cut at the largest page; a s
 import psycopg
 import pytest
 
-from tests.support.rest_reads import bad_request, headers, ids, rest_client
+from tests.support.rest_reads import bad_request, headers, ids, problem, rest_client
 
 DATABASE_FIXTURES = ["reads.sql", "rest_reads.sql"]
 SETTINGS = {
@@ -141,6 +141,23 @@ async def test_a_range_covering_the_whole_list_answers_200(rest):
         ("items=3-1", "count=exact", "items */7", "the range items=3-1 ends before it starts"),
     ],
 )
+async def test_a_range_past_the_end_or_inverted_is_416(rest, range_, prefer, content_range, detail):
+    sent = {"Range": range_, **({"Prefer": prefer} if prefer else {})}
+    response = await rest.get("/rest/books", headers=sent)
+    assert (response.status_code, headers(response)) == (
+        416,
+        {"content-type": "application/problem+json", "content-range": content_range},
+    )
+    assert problem(response) == {
+        "type": "about:blank",
+        "title": "Range Not Satisfiable",
+        "status": 416,
+        "detail": detail,
+        "instance": "/rest/books",
+        "code": "RANGE_NOT_SATISFIABLE",
+    }
+
+
 @pytest.mark.parametrize("range_", ["rows=0-1", "items=-2", "items=0-1,3-4", "items=a-b", "items", "bytes=0-1"])
 async def test_other_units_suffixes_and_several_ranges_are_ignored(rest, range_):
     response = await rest.get("/rest/books", params={"fields": "id"}, headers={"Range": range_})
