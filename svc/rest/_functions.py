@@ -34,7 +34,7 @@ from ._inputs import bad, url_value
 from ._listing import Listing
 from ._messages import RestRequest, RestResponse, json_response
 from ._query import Parameters
-from ._reads import ReadRun, _Place
+from ._reads import ReadRun, _Place, renamed
 from ._resources import Target
 
 if TYPE_CHECKING:
@@ -72,11 +72,15 @@ class FunctionCalls:
             Parameters.parse(request.query_string).finish()
             given, options = self._body(function, request)
             listing = self.endpoint.listings.from_body(self._entity(function), options) if options else Listing()
-        arguments = self._coerce(function, definition.args, given)
+        # Errors name an argument as the client gave it: a query parameter (GET) or a member of `args` (POST).
+        prefix = "" if method == "GET" else "args."
+        arguments = self._coerce(function, definition.args, given, prefix)
         run = ReadRun(self.model, self.endpoint.fields, self.endpoint.limits)
-        call = FunctionCall(
-            function.schema, function.function, run.arguments.call(function.arguments, arguments, ["args"])
-        )
+        try:
+            planned = run.arguments.call(function.arguments, arguments, ["args"])
+        except SvcError as error:
+            raise renamed(error, "args", lambda parts: prefix + ".".join(parts)) from error
+        call = FunctionCall(function.schema, function.function, planned)
         if rows and not function.mutation:
             entity = self._entity(function)
             return await self.endpoint.rows(
@@ -135,23 +139,23 @@ class FunctionCalls:
             raise bad("args must be an object of the function's arguments", "args")
         return dict(args), {name: value for name, value in body.items() if name != "args"}
 
-    def _coerce(self, function: RootFunction, definitions: Any, given: dict[str, Any]) -> dict[str, Any]:
+    def _coerce(self, function: RootFunction, definitions: Any, given: dict[str, Any], prefix: str) -> dict[str, Any]:
         """Each argument against its GraphQL type; unknown, missing required and mistyped ones are 400."""
         names = {argument.name for argument in function.arguments}
         for name in given:
             if name not in names:
                 known = ", ".join(sorted(names)) or "none"
-                raise bad(f"{function.function} has no argument {name!r} (its arguments: {known})", f"args.{name}")
+                raise bad(f"{function.function} has no argument {name!r} (its arguments: {known})", prefix + name)
         coerced = {}
         for argument in function.arguments:
             if argument.name not in given:
                 if argument.required:
-                    raise bad(f"{function.function} needs the argument {argument.name}", f"args.{argument.name}")
+                    raise bad(f"{function.function} needs the argument {argument.name}", prefix + argument.name)
                 continue
 
             def on_error(error: GraphQLError, path: Any, name: str = argument.name) -> None:
                 rendered = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
-                raise bad(f"args.{name}{rendered}: {error.message.rstrip('.')}", f"args.{name}{rendered}")
+                raise bad(f"{prefix}{name}{rendered}: {error.message.rstrip('.')}", f"{prefix}{name}{rendered}")
 
             type_ = definitions[argument.name].type
             validate_input_value(given[argument.name], type_, on_error)

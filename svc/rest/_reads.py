@@ -185,7 +185,7 @@ class ReadRun:
         try:
             return self.arguments.filter(entity, value, [parameter])
         except SvcError as error:
-            raise _renamed(error, parameter, lambda p: filter_parameter(self.model, entity, parameter, p)) from error
+            raise renamed(error, parameter, lambda p: filter_parameter(self.model, entity, parameter, p)) from error
 
     # --- one row -----------------------------------------------------------------------------------------------
 
@@ -266,7 +266,7 @@ class ReadRun:
         try:
             arguments = self.arguments.call(computed.arguments, given, [prefix], computed.from_columns)
         except SvcError as error:
-            raise _renamed(error, prefix, lambda parts: prefix + f"[{parts[0]}]") from error
+            raise renamed(error, prefix, lambda parts: prefix + f"[{parts[0]}]") from error
         return FunctionCall(computed.schema, computed.function, arguments, row_argument=not computed.from_columns)
 
     def _included(self, entity: Entity, name: str, include: Include, place: _Place) -> Read:
@@ -328,7 +328,7 @@ class ReadRun:
         )
 
 
-def _renamed(error: SvcError, prefix: str, render: Any) -> SvcError:
+def renamed(error: SvcError, prefix: str, render: Any) -> SvcError:
     """The planner's error with its `field` (a dotted path below `prefix`) rendered as the URL parameter."""
     field = error.extensions.get("field")
     if not isinstance(field, str) or not field.startswith(prefix + "."):
@@ -352,4 +352,4 @@ def _all(conditions: Sequence[Filter | None]) -> Filter | None:
     return present[0] if len(present) == 1 else And(tuple(present))
 
 
-__all__ = ["Count", "PlannedRead", "ReadRun"]
+__all__ = ["Count", "PlannedRead", "ReadRun", "renamed"]

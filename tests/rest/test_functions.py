@@ -176,6 +176,10 @@ async def test_a_post_continues_with_x_next_cursor(rest):
         ("add", {"a": "1", "b": "2", "fields": "x"}, "fields"),  # a value takes no list parameters
     ],
 )
+async def test_bad_query_arguments_are_400_naming_the_parameter(rest, path, params, field):
+    assert bad_request(await rest.get(f"/rest/rpc/{path}", params=params)) == {"code": "BAD_USER_INPUT", "field": field}
+
+
 @pytest.mark.parametrize(
     ("path", "body", "field"),
     [
