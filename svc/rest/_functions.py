@@ -117,8 +117,10 @@ class FunctionCalls:
 
     def _body(self, function: RootFunction, request: RestRequest) -> tuple[dict[str, Any], dict[str, Any]]:
         """(arguments, list options) of a POST: `{args: {...}, ...options}`, or the raw JSON payload of a function
-        whose one argument is json/jsonb."""
-        body = parse_json(request.body) if request.body else {}
+        whose one argument is json/jsonb. No body is no arguments (`{}` would be a JSON payload)."""
+        if not request.body.strip():
+            return {}, {}
+        body = parse_json(request.body)
         single = function.arguments[0] if len(function.arguments) == 1 else None
         raw = single is not None and single.type.sql_type in ("json", "jsonb")
         if raw and not (isinstance(body, dict) and set(body) <= {"args", *_LIST_MEMBERS} and "args" in body):

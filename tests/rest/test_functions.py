@@ -4,6 +4,7 @@ optional, missing, unknown and mistyped ones 400 naming the parameter or member;
 the raw body; sets of rows with the list parameters (in the function's order without `order`), one row or null,
 scalars, records, sets of scalars and records, void as 204; a raising function masked in prod."""
 
+import json
 
 import pytest
 
@@ -83,6 +84,16 @@ async def test_volatile_functions_answer_post_only_and_write(rest):
 async def test_void_answers_204_without_a_body(rest):
     for response in (await rest.get("/rest/rpc/check_nothing"), await rest.post("/rest/rpc/reset_hits")):
         assert (response.status_code, response.content, "content-type" in response.headers) == (204, b"", False)
+
+
+async def test_a_single_jsonb_argument_takes_the_raw_body(rest):
+    for payload in ({"a": [1, {"b": 2}]}, [1, 2], 5, "text", None, {}):
+        response = await rest.post("/rest/rpc/echo_json", content=json.dumps(payload).encode())
+        assert await value(response) == payload
+    assert await value(await rest.post("/rest/rpc/echo_json", json={"args": {"payload": {"x": 1}}})) == {"x": 1}
+    assert await value(await rest.get("/rest/rpc/echo_json", params={"payload": '{"x": 1}'})) == {"x": 1}
+    missing = await rest.post("/rest/rpc/echo_json")  # no body: no argument, not the payload {}
+    assert bad_request(missing) == {"code": "BAD_USER_INPUT", "field": "args.payload"}
 
 
 async def test_one_row_is_the_row_or_null(rest):
