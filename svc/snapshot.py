@@ -169,7 +169,7 @@ async def build_snapshot(executor: Executor, config: Config) -> Snapshot:
     catalog = await read_database_catalog(executor, config)
     model, graphql = derive(catalog, config)
     whole = _api(model, graphql, config)
-    warnings = [*model.warnings, *await _pin_check(config, graphql.sdl, whole)]
+    warnings = [*model.warnings, *whole.rest.index.warnings, *await _pin_check(config, graphql.sdl, whole)]
     connecting = catalog.current_user
     if config.rbac.enabled:
         roles = dict.fromkeys([*_configured_roles(config), connecting])

@@ -57,6 +57,8 @@ class Order:
     items: tuple[OrderItem, ...]
     types: tuple[str, ...]
     signature: str
+    #: Whether the order is total (it ends with the key): keyset cursors need it; otherwise they hold positions.
+    total: bool = True
 
 
 def link_of(relation: Relation, model: Model) -> Link | JunctionLink:
@@ -89,10 +91,10 @@ class Arguments:
             if member is None:
                 continue
             where = [*path, name]
-            if name == "and":
-                items.append(And(tuple(f for v in member if (f := self.filter(entity, v, where)) is not None)))
-            elif name == "or":
-                items.append(Or(tuple(f for v in member if (f := self.filter(entity, v, where)) is not None)))
+            if name in ("and", "or"):
+                members = (self.filter(entity, v, [*where, i]) for i, v in enumerate(member))
+                combined = tuple(f for f in members if f is not None)
+                items.append(And(combined) if name == "and" else Or(combined))
             elif name == "not":
                 inner = self.filter(entity, member, where)
                 if inner is not None:
@@ -256,7 +258,12 @@ class Arguments:
                     items.append(OrderItem(expression, nullable=False))
                     types.append(_column_type(entity, column))
         signature = f"{entity.type_name}:{','.join(given) or 'PRIMARY_KEY_ASC'}"
-        return Order(tuple(items), tuple(types), signature)
+        total = bool(entity.primary_key) and bool(given or default_key)
+        if not total:
+            # Ties or no order values at all (a view without a key, a function's own order): keyset cursors would
+            # skip or repeat rows, so cursors hold the row's position instead (`connection_page`).
+            signature = f"{entity.type_name}:{','.join(given) or 'SOURCE'}:POSITION"
+        return Order(tuple(items), tuple(types), signature, total)
 
     def _order_items(self, entity: Entity, order: Any) -> list[tuple[OrderItem, str]]:
         kind, descending, nulls_first = order.kind, order.descending, order.nulls_first
@@ -337,6 +344,8 @@ class Arguments:
         offset past the cursor, the default page size without either."""
         first = self._size(arguments.get("first"), "first", path)
         last = self._size(arguments.get("last"), "last", path)
+        if not order.total:
+            return self._positional_page(arguments, order, path, first, last)
         after = self._cursor(arguments.get("after"), order, [*path, "after"])
         before = self._cursor(arguments.get("before"), order, [*path, "before"])
         offset = self._offset(arguments.get("offset"), path)
@@ -354,6 +363,51 @@ class Arguments:
             tail=self.params.add(last, "bigint") if (first is not None and last is not None) else None,
         )
         return page, size if size is not None else 1000
+
+    def _positional_page(
+        self, arguments: Mapping[str, Any], order: Order, path: Sequence[str | int], first: int | None, last: int | None
+    ) -> tuple[Page, int]:
+        """A page of rows in an order that is not total (no key to end it, or no order but the source's): cursors
+        hold positions (1 for the first row), so `after`, `before` and `offset` become one window of positions,
+        read as limit and offset. `last` needs `before` here: there is no end to read back from."""
+        after = self._position(arguments.get("after"), order, [*path, "after"])
+        before = self._position(arguments.get("before"), order, [*path, "before"])
+        offset = arguments.get("offset") or 0
+        if offset < 0:
+            raise bad_input(f"offset must not be negative; got {offset}", [*path, "offset"])
+        if last is not None and first is None and before is None:
+            raise bad_input("last needs before (or an order) on a list in its source's order", [*path, "last"])
+        if first is None and last is None:
+            default = self.limits.page_size.default
+            first = default if default is not None else self.limits.page_size.max
+        low = (after or 0) + 1  # the window of positions the cursors leave
+        high = before - 1 if before is not None else None
+        if first is not None:
+            start = low + offset
+            count = first if high is None else max(0, min(first, high - start + 1))
+            if last is not None:
+                start, count = start + max(0, count - last), min(count, last)
+        else:
+            assert last is not None and high is not None
+            end = high - offset
+            start = max(low, end - last + 1)
+            count = max(0, end - start + 1)
+        size = first if first is not None else last
+        assert size is not None
+        page = Page(
+            limit=self.params.add(count, "bigint"),
+            offset=self.params.add(start - 1, "bigint") if start > 1 else None,
+            positions=True,
+        )
+        return page, size
+
+    def _position(self, value: Any, order: Order, path: Sequence[str | int]) -> int | None:
+        if value is None:
+            return None
+        values = decode_cursor(value, order.signature, 1)
+        if values is None or not isinstance(values[0], int) or isinstance(values[0], bool) or values[0] < 0:
+            raise bad_input("this cursor was not issued by this connection for this orderBy", path)
+        return values[0]
 
     def _size(self, value: Any, name: str, path: Sequence[str | int]) -> int | None:
         if value is None:

@@ -293,6 +293,8 @@ class Page:
     before: tuple[Param, ...] | None = None
     #: `first` and `last` together: the last `tail` rows of the first `limit` rows.
     tail: Param | None = None
+    #: Cursors hold the rows' positions (offset plus number on the page), not order values: the order is not total.
+    positions: bool = False
 
 
 # --- the JSON a row becomes --------------------------------------------------------------------------------------

@@ -219,7 +219,7 @@ class RestEndpoint:
                     extensions={"field": "Range"},
                 )
             maximum = self.limits.page_size.max
-            size = None if range_.last is None else range_.last - range_.first + 1
+            size = range_.size
             if maximum is not None:
                 size = maximum if size is None else min(size, maximum)
             listing = attrs.evolve(listing, first=size, offset=range_.first)
@@ -251,10 +251,11 @@ class RestEndpoint:
         status = 200
         if range_ is not None:
             length = "*" if total is None else str(total)
-            if rows_on_page == 0 and (range_.first > 0 or has_previous):
+            if range_.inverted or (rows_on_page == 0 and (range_.first > 0 or has_previous)):
+                reason = "ends before it starts" if range_.inverted else "starts past the end of the list"
                 raise SvcError(
                     Code.RANGE_NOT_SATISFIABLE,
-                    f"the range starts at item {range_.first}, past the end of the list",
+                    f"the range items={range_.first}-{'' if range_.last is None else range_.last} {reason}",
                     headers=(("Content-Range", f"items */{length}"),),
                 )
             if rows_on_page:

@@ -34,7 +34,7 @@ from ._inputs import bad, url_value
 from ._listing import Listing
 from ._messages import RestRequest, RestResponse, json_response
 from ._query import Parameters
-from ._reads import ReadRun, _Place
+from ._reads import ReadRun, _Place, renamed
 from ._resources import Target
 
 if TYPE_CHECKING:
@@ -72,11 +72,15 @@ class FunctionCalls:
             Parameters.parse(request.query_string).finish()
             given, options = self._body(function, request)
             listing = self.endpoint.listings.from_body(self._entity(function), options) if options else Listing()
-        arguments = self._coerce(function, definition.args, given)
+        # Errors name an argument as the client gave it: a query parameter (GET) or a member of `args` (POST).
+        prefix = "" if method == "GET" else "args."
+        arguments = self._coerce(function, definition.args, given, prefix)
         run = ReadRun(self.model, self.endpoint.fields, self.endpoint.limits)
-        call = FunctionCall(
-            function.schema, function.function, run.arguments.call(function.arguments, arguments, ["args"])
-        )
+        try:
+            planned = run.arguments.call(function.arguments, arguments, ["args"])
+        except SvcError as error:
+            raise renamed(error, "args", lambda parts: prefix + ".".join(parts)) from error
+        call = FunctionCall(function.schema, function.function, planned)
         if rows and not function.mutation:
             entity = self._entity(function)
             return await self.endpoint.rows(
@@ -113,8 +117,10 @@ class FunctionCalls:
 
     def _body(self, function: RootFunction, request: RestRequest) -> tuple[dict[str, Any], dict[str, Any]]:
         """(arguments, list options) of a POST: `{args: {...}, ...options}`, or the raw JSON payload of a function
-        whose one argument is json/jsonb."""
-        body = parse_json(request.body) if request.body else {}
+        whose one argument is json/jsonb. No body is no arguments (`{}` would be a JSON payload)."""
+        if not request.body.strip():
+            return {}, {}
+        body = parse_json(request.body)
         single = function.arguments[0] if len(function.arguments) == 1 else None
         raw = single is not None and single.type.sql_type in ("json", "jsonb")
         if raw and not (isinstance(body, dict) and set(body) <= {"args", *_LIST_MEMBERS} and "args" in body):
@@ -135,23 +141,23 @@ class FunctionCalls:
             raise bad("args must be an object of the function's arguments", "args")
         return dict(args), {name: value for name, value in body.items() if name != "args"}
 
-    def _coerce(self, function: RootFunction, definitions: Any, given: dict[str, Any]) -> dict[str, Any]:
+    def _coerce(self, function: RootFunction, definitions: Any, given: dict[str, Any], prefix: str) -> dict[str, Any]:
         """Each argument against its GraphQL type; unknown, missing required and mistyped ones are 400."""
         names = {argument.name for argument in function.arguments}
         for name in given:
             if name not in names:
                 known = ", ".join(sorted(names)) or "none"
-                raise bad(f"{function.function} has no argument {name!r} (its arguments: {known})", f"args.{name}")
+                raise bad(f"{function.function} has no argument {name!r} (its arguments: {known})", prefix + name)
         coerced = {}
         for argument in function.arguments:
             if argument.name not in given:
                 if argument.required:
-                    raise bad(f"{function.function} needs the argument {argument.name}", f"args.{argument.name}")
+                    raise bad(f"{function.function} needs the argument {argument.name}", prefix + argument.name)
                 continue
 
             def on_error(error: GraphQLError, path: Any, name: str = argument.name) -> None:
                 rendered = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
-                raise bad(f"args.{name}{rendered}: {error.message.rstrip('.')}", f"args.{name}{rendered}")
+                raise bad(f"{prefix}{name}{rendered}: {error.message.rstrip('.')}", f"{prefix}{name}{rendered}")
 
             type_ = definitions[argument.name].type
             validate_input_value(given[argument.name], type_, on_error)
@@ -187,5 +193,5 @@ class FunctionCalls:
         run.budget.read(1, rows, 1)
         order = run.arguments.order(entity, listing.order, default_key=False)
         shape = run.shape(entity, listing.selection, _Place().below(rows))
-        filter_ = run.arguments.filter(entity, listing.filter, ["filter"])
+        filter_ = run.filter(entity, listing.filter, "filter")
         return RootField("value", Read(call, shape, Cardinality.MANY, filter=filter_, order=order.items, page=page))

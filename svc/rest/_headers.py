@@ -102,7 +102,8 @@ class Range:
     @classmethod
     def parse(cls, header: str | None) -> "Range | None":
         """The range asked for; None for no header, another unit, a suffix range or several ranges (ignored, as
-        SPEC "Ranges" says). SvcError RANGE_NOT_SATISFIABLE for a range ending before it starts."""
+        SPEC "Ranges" says). A range ending before it starts is `inverted`: the list answers 416 for it, with the
+        count when one was asked."""
         if not header:
             return None
         unit, _, spec = header.strip().partition("=")
@@ -113,13 +114,16 @@ class Range:
             return None
         first = int(start)
         last = int(end) if end.strip() else None
-        if last is not None and last < first:
-            raise SvcError(
-                Code.RANGE_NOT_SATISFIABLE,
-                f"the range items={first}-{last} ends before it starts",
-                headers=(("Content-Range", "items */*"),),
-            )
         return cls(first, last)
+
+    @property
+    def inverted(self) -> bool:
+        return self.last is not None and self.last < self.first
+
+    @property
+    def size(self) -> int | None:
+        """Rows the range covers (None: to the end)."""
+        return None if self.last is None else max(0, self.last - self.first + 1)
 
 
 def etag(version: str) -> str:

@@ -10,16 +10,16 @@ filters are validated against the GraphQL filter types (`_inputs.py`); limits on
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from svc.errors import Code, SvcError
 from svc.model import Cardinality, Entity, Model, ReturnKind, upper_snake
-from svc.plan import EntityIndex, FieldKind
+from svc.plan import AGGREGATES, EntityIndex, FieldKind
 
-from ._inputs import QUANTIFIERS, InputTypes, bad, list_items, url_value
+from ._inputs import OPERATORS, QUANTIFIERS, InputTypes, bad, list_items, url_value
 from ._query import Parameter, Parameters
 
 _SEARCH_MEMBERS = (
@@ -27,6 +27,8 @@ _SEARCH_MEMBERS = (
     "cursors",
 )  # fmt: skip
 _EMBED_MEMBERS = ("filter", "order", "first", "offset", "fields")
+#: SPEC "List query parameters": `_window` values of each row; refused with a clear message until served.
+_WINDOW_PARAMETERS = ("window", "partition", "running")
 MAX_INCLUDES = 10
 MAX_INCLUDE_LEVELS = 3
 _ORDER_ITEM = re.compile(r"^(-?)([^:]+)((?::(?:asc|desc|nullsfirst|nullslast))*)$", re.IGNORECASE)
@@ -135,11 +137,8 @@ class Listings:
     def selection_from_query(self, entity: Entity, parameters: Parameters) -> Selection:
         """`fields`, `include` and the embedding controls, `args[...]`, `path[...]`, `inner`, `anti`."""
         include = _split(parameters.take_value("include"))
-        controls = {
-            name: parameters.take_members(name) for name in ("fields", "order", "first", "offset", "depth", "asOf")
-        }
-        if controls["asOf"] or parameters.take_value("asOf") is not None:
-            raise bad(f"{entity.table} has no temporal key: asOf cannot be used", "asOf")
+        _refuse_unserved(entity, parameters)
+        controls = {name: parameters.take_members(name) for name in ("fields", "order", "first", "offset", "depth")}
         filters = self._embedded_filters(entity, parameters, set(include))
         tree = self._include_tree(entity, include)
         inner = _split(parameters.take_value("inner"))
@@ -179,13 +178,17 @@ class Listings:
                 filter_parameter = filters.pop(path, None)
                 embedded_filter = None
                 if filter_parameter is not None:
-                    if not child.to_many:
+                    if not (child.to_many or child.hierarchy):
                         raise bad(f"only to-many relations take filter[{path}]", filter_parameter.name)
                     embedded_filter = self.filter(target, filter_parameter)
                 order = _split(values("order", path))
                 first, offset, depth = values("first", path), values("offset", path), values("depth", path)
-                if (order or first is not None or offset is not None) and not child.to_many:
-                    raise bad(f"only to-many relations take order, first and offset ({path})", f"order[{path}]")
+                if order and not (child.to_many or child.hierarchy):
+                    raise bad(f"only to-many relations and hierarchies take order ({path})", f"order[{path}]")
+                for control, given in (("first", first), ("offset", offset)):
+                    if given is not None and not child.to_many:
+                        where = f"{control}[{path}]"
+                        raise bad(f"only to-many relations take {control} ({path}; hierarchies are not paged)", where)
                 if depth is not None and not child.hierarchy:
                     raise bad(f"only ancestors and descendants take depth ({path})", f"depth[{path}]")
                 includes[name] = Include(
@@ -222,10 +225,16 @@ class Listings:
             return {}
         embedded = {}
         relations = {relation.name: relation for relation in entity.relations}
+        meanings = self.index.fields(entity)
         for name, member in list(parameter.members.items()):
             relation = relations.get(name)
+            meaning = meanings.get(name)
+            # Included rows a filter of the rows read cannot name: hierarchies and computed sets of rows.
+            walked = meaning is not None and meaning.kind in (FieldKind.ANCESTORS, FieldKind.DESCENDANTS)
+            computed = meaning is not None and meaning.kind is FieldKind.COMPUTED
             to_many = relation is not None and relation.kind is not Cardinality.TO_ONE
-            if "." in name or (name in include and to_many and not set(member.members) & QUANTIFIERS):
+            quantified = bool(set(member.members) & QUANTIFIERS)
+            if "." in name or (name in include and (walked or computed or (to_many and not quantified))):
                 embedded[name] = parameter.members.pop(name)
         if parameter.value is None and not parameter.members:
             parameters.take("filter")
@@ -233,9 +242,10 @@ class Listings:
 
     def _include_tree(self, entity: Entity, paths: list[str]) -> "_Node":
         root = _Node(entity)
+        paths = list(dict.fromkeys(paths))  # a path named twice is one relation
         if len(paths) > MAX_INCLUDES:
             raise SvcError(
-                Code.BAD_USER_INPUT,
+                Code.DEPTH_LIMIT_EXCEEDED,
                 f"include names {len(paths)} relations, more than {MAX_INCLUDES}",
                 extensions={"field": "include", "limit": MAX_INCLUDES, "actual": len(paths)},
             )
@@ -267,7 +277,9 @@ class Listings:
         if parameter.members:
             parts.append(self.inputs.filter_members(entity, Parameter("filter", None, parameter.members)))
         value = parts[0] if len(parts) == 1 else {"and": parts}
-        return self.inputs.coerce(value, entity.names.filter, lambda path: _bracketed("filter", path))
+        return self.inputs.coerce(
+            value, entity.names.filter, lambda path: filter_parameter(self.model, entity, "filter", path)
+        )
 
     def filter(self, entity: Entity, parameter: Parameter) -> Mapping[str, Any]:
         """An embedding filter `filter[rel][...]` over the included rows."""
@@ -275,7 +287,9 @@ class Listings:
             value = _json_object(parameter.value, parameter.name)
         else:
             value = self.inputs.filter_members(entity, Parameter(parameter.name, None, parameter.members))
-        return self.inputs.coerce(value, entity.names.filter, lambda path: _bracketed(parameter.name, path))
+        return self.inputs.coerce(
+            value, entity.names.filter, lambda path: filter_parameter(self.model, entity, parameter.name, path)
+        )
 
     def filter_from_body(self, entity: Entity, value: Any, name: str) -> Mapping[str, Any] | None:
         if value is None:
@@ -416,6 +430,18 @@ class _Node:
         return node
 
 
+def _refuse_unserved(entity: Entity, parameters: Parameters) -> None:
+    """`asOf` (no entity has a temporal key yet) and the window values: 400 with a message saying so, not as
+    unknown parameters."""
+    if parameters.take_value("asOf") is not None:
+        raise bad(f"{entity.table} has no temporal key: asOf cannot be used", "asOf")
+    for path in parameters.take_members("asOf"):
+        raise bad(f"asOf[{path}]: no included relation here has a temporal key", f"asOf[{path}]")
+    for name in _WINDOW_PARAMETERS:
+        if parameters.peek(name) is not None:
+            raise bad(f"{name}: window values (window, partition, running) are not served yet", name)
+
+
 def _split(text: str | None) -> list[str]:
     return [item.strip() for item in text.split(",") if item.strip()] if text else []
 
@@ -470,8 +496,55 @@ def _json_object(text: str, name: str) -> Any:
     return value
 
 
-def _bracketed(name: str, path: Any) -> str:
-    return name + "".join(f"[{part}]" for part in path)
+#: GraphQL filter operators to the REST names clients write (the first REST name of each; SPEC "List query
+#: parameters"), so an error names the parameter as written.
+_REST_OPERATORS = {"containsElement": "contains"} | {
+    graphql: rest for rest, graphql in reversed(OPERATORS.items()) if graphql not in OPERATORS
+}
+
+
+def filter_parameter(model: Model, entity: Entity, prefix: str, path: Sequence[str | int]) -> str:
+    """The URL parameter (`filter[author][name][eq]`) of a path in an entity's `<Type>Filter` value (`author`,
+    `name`, `equalTo`, as the planner and graphql-core name it): REST field and operator names, and nothing below
+    the operator (a list item, a range bound)."""
+    rendered, current, parts = prefix, entity, [str(part) for part in path]
+    i = 0
+    while i < len(parts):
+        part = parts[i]
+        if part in ("and", "or"):
+            numbered = i + 1 < len(parts) and parts[i + 1].isdigit()
+            rendered += "".join(f"[{p}]" for p in parts[i : i + (2 if numbered else 1)])
+            i += 2 if numbered else 1
+            continue
+        if part == "not":
+            rendered, i = rendered + "[not]", i + 1
+            continue
+        relation = next((r for r in current.relations if r.name == part), None)
+        if relation is None:
+            field = next((f for f in current.fields if f.name == part), None)
+            rendered += f"[{field.rest_name if field is not None else part}]"
+            operator = parts[i + 1] if i + 1 < len(parts) else None
+            return rendered + (f"[{_REST_OPERATORS.get(operator, operator)}]" if operator is not None else "")
+        rendered += f"[{part}]"
+        current = model.entity(relation.target)
+        word = parts[i + 1] if i + 1 < len(parts) and relation.kind is not Cardinality.TO_ONE else None
+        if word in ("some", "every", "none"):
+            rendered, i = rendered + f"[{word}]", i + 2
+        elif word == "count":
+            return rendered + "".join(
+                f"[{_REST_OPERATORS.get(p, p)}]" if n else f"[{p}]" for n, p in enumerate(parts[i + 1 : i + 3])
+            )
+        elif word in AGGREGATES:
+            tail = parts[i + 1 : i + 4]
+            field = next((f for f in current.fields if len(tail) > 1 and f.name == tail[1]), None)
+            if field is not None:
+                tail[1] = field.rest_name
+            if len(tail) > 2:
+                tail[2] = _REST_OPERATORS.get(tail[2], tail[2])
+            return rendered + "".join(f"[{p}]" for p in tail)
+        else:
+            i += 1
+    return rendered
 
 
 def _dotted(name: str, path: Any) -> str:
@@ -481,4 +554,4 @@ def _dotted(name: str, path: Any) -> str:
     return rendered
 
 
-__all__ = ["Include", "Listing", "Listings", "Selection", "list_items", "split_items"]
+__all__ = ["Include", "Listing", "Listings", "Selection", "filter_parameter", "list_items", "split_items"]

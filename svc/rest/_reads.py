@@ -56,7 +56,7 @@ from svc.plan import (
     value_map,
 )
 
-from ._listing import Include, Listing, Selection
+from ._listing import Include, Listing, Selection, filter_parameter
 
 #: Keys of the columns a list's statement answers (`page_outputs` order).
 ROWS, ROW_COUNT, HAS_NEXT, HAS_PREVIOUS, START, END, TOTAL, ESTIMATE = (
@@ -123,7 +123,7 @@ class ReadRun:
         }
         page, size = self.arguments.connection_page(page_arguments, order, ())
         self.budget.read(1, size, 1)
-        conditions = [self.arguments.filter(entity, listing.filter, ["filter"])]
+        conditions = [self.filter(entity, listing.filter, "filter")]
         conditions += self._inner_and_anti(entity, listing.selection)
         outputs = [
             PageOutput(ROWS, PageMember.NODES, format=format),
@@ -174,10 +174,18 @@ class ReadRun:
                     extensions={"field": where},
                 )
             target = self.model.entity(relation.target)
-            inner = self.arguments.filter(target, include.filter, [f"filter[{include.path}]"])
+            inner = self.filter(target, include.filter, f"filter[{include.path}]")
             related = Related(table(target), link_of(relation, self.model), Quantifier.SOME, inner)
             conditions.append(related if include.inner else Not(related))
         return conditions
+
+    def filter(self, entity: Entity, value: Mapping[str, Any] | None, parameter: str) -> Filter | None:
+        """A coerced `<Type>Filter` planned; the planner's errors name the URL parameter (`filter[title][like]`),
+        not the GraphQL path (`filter.title.like`)."""
+        try:
+            return self.arguments.filter(entity, value, [parameter])
+        except SvcError as error:
+            raise renamed(error, parameter, lambda p: filter_parameter(self.model, entity, parameter, p)) from error
 
     # --- one row -----------------------------------------------------------------------------------------------
 
@@ -203,8 +211,11 @@ class ReadRun:
 
     # --- row shapes ----------------------------------------------------------------------------------------------
 
-    def shape(self, entity: Entity, selection: Selection, place: _Place, *, cursors: bool = False) -> Shape:
-        """The JSON object of each row (SPEC "Naming" -> REST rows); `place` is where the rows' members sit."""
+    def shape(
+        self, entity: Entity, selection: Selection, place: _Place, *, cursors: bool = False, path: str = ""
+    ) -> Shape:
+        """The JSON object of each row (SPEC "Naming" -> REST rows); `place` is where the rows' members sit, `path`
+        the include path of the rows (`author`, `books.author`; empty for the rows read)."""
         meanings = self.index.fields(entity)
         names: Sequence[str] = selection.fields or _default_fields(entity)
         outputs: list[Output] = []
@@ -224,15 +235,16 @@ class ReadRun:
                 computed = meaning.computed
                 assert computed is not None and computed.returns.type is not None
                 given = selection.arguments.get(name, {})
-                call = self._call(computed, given, name)
+                call = self._call(computed, given, f"{path}.{name}" if path else name)
                 returns_set = computed.returns.kind is ReturnKind.SCALARS
                 outputs.append(ComputedOutput(name, call, value_map(computed.returns.type, self.model), returns_set))
         for name in selection.arguments:
             if name not in names:
+                where = f"args[{path}.{name}]" if path else f"args[{name}]"
                 raise SvcError(
                     Code.BAD_USER_INPUT,
-                    f"args[{name}] is given, but {name} is not among the fields",
-                    extensions={"field": f"args[{name}]"},
+                    f"{where} is given, but {name} is not among the fields",
+                    extensions={"field": where},
                 )
         if cursors:
             outputs.append(CursorOutput("_cursor"))
@@ -241,35 +253,40 @@ class ReadRun:
         return Shape(tuple(outputs))
 
     def _call(self, computed: Any, given: Mapping[str, Any], name: str) -> FunctionCall:
+        """A computed field's call; `name` is its include path and field name (`manager.doubleId`)."""
         missing = [a.name for a in computed.arguments if a.required and a.name not in given]
         missing = [a for a in missing if a not in computed.from_columns]
         if missing:
             raise SvcError(
                 Code.BAD_USER_INPUT,
                 f"{name} needs the argument(s) {', '.join(missing)}: args[{name}][{missing[0]}]=...",
-                extensions={"field": f"args[{name}]"},
+                extensions={"field": f"args[{name}][{missing[0]}]"},
             )
-        arguments = self.arguments.call(computed.arguments, given, [f"args[{name}]"], computed.from_columns)
+        prefix = f"args[{name}]"
+        try:
+            arguments = self.arguments.call(computed.arguments, given, [prefix], computed.from_columns)
+        except SvcError as error:
+            raise renamed(error, prefix, lambda parts: prefix + f"[{parts[0]}]") from error
         return FunctionCall(computed.schema, computed.function, arguments, row_argument=not computed.from_columns)
 
     def _included(self, entity: Entity, name: str, include: Include, place: _Place) -> Read:
         """An included relation, hierarchy or computed set of rows, one level below `place`."""
         meaning = self.index.fields(entity)[name]
-        where = [f"filter[{include.path}]"]
+        where = f"filter[{include.path}]"
         if meaning.relation is not None:
             relation = meaning.relation
             target = self.model.entity(relation.target)
             link = link_of(relation, self.model)
             if relation.kind is Kind.TO_ONE:
                 self.budget.read(place.depth, 1, place.parent_rows)
-                shape = self.shape(target, include.selection, place.below(1))
+                shape = self.shape(target, include.selection, place.below(1), path=include.path)
                 return Read(table(target), shape, Cardinality.ONE, link=link)
             return self._many(target, include, place, link=link)
         if meaning.hierarchy is not None:
             hierarchy = meaning.hierarchy
             rows = include.depth or self.limits.depth or 10
             self.budget.read(place.depth, rows, place.parent_rows)
-            filter_ = self.arguments.filter(entity, include.filter, where)
+            filter_ = self.filter(entity, include.filter, where)
             order = self.arguments.order(entity, include.order, default_key=False)
             walk = Hierarchy(
                 pairs=hierarchy.pairs,
@@ -277,7 +294,7 @@ class ReadRun:
                 ancestors=meaning.kind is FieldKind.ANCESTORS,
                 max_depth=self.params.add(include.depth, "integer") if include.depth is not None else None,
             )
-            shape = self.shape(entity, include.selection, place.below(rows))
+            shape = self.shape(entity, include.selection, place.below(rows), path=include.path)
             return Read(table(entity), shape, Cardinality.MANY, filter=filter_, order=order.items, hierarchy=walk)
         computed = meaning.computed
         assert computed is not None and computed.returns.entity is not None
@@ -285,7 +302,7 @@ class ReadRun:
         call = FunctionCall(computed.schema, computed.function, row_argument=True)
         if computed.returns.kind is ReturnKind.ROW:
             self.budget.read(place.depth, 1, place.parent_rows)
-            return Read(call, self.shape(target, include.selection, place.below(1)), Cardinality.ONE)
+            return Read(call, self.shape(target, include.selection, place.below(1), path=include.path), Cardinality.ONE)
         return self._many(target, include, place, source=call)
 
     def _many(self, target: Entity, include: Include, place: _Place, *, link: Any = None, source: Any = None) -> Read:
@@ -297,9 +314,9 @@ class ReadRun:
             first = self.limits.page_size.default
         page, rows = self.arguments.list_page({"first": first, "offset": include.offset}, [include.path])
         self.budget.read(place.depth, rows, place.parent_rows)
-        filter_ = self.arguments.filter(target, include.filter, [f"filter[{include.path}]"])
+        filter_ = self.filter(target, include.filter, f"filter[{include.path}]")
         order = self.arguments.order(target, include.order, default_key=False)
-        shape = self.shape(target, include.selection, place.below(rows))
+        shape = self.shape(target, include.selection, place.below(rows), path=include.path)
         return Read(
             source or table(target),
             shape,
@@ -309,6 +326,15 @@ class ReadRun:
             order=order.items,
             page=page if page.limit is not None or page.offset is not None else Page(),
         )
+
+
+def renamed(error: SvcError, prefix: str, render: Any) -> SvcError:
+    """The planner's error with its `field` (a dotted path below `prefix`) rendered as the URL parameter."""
+    field = error.extensions.get("field")
+    if not isinstance(field, str) or not field.startswith(prefix + "."):
+        return error
+    extensions = {**error.extensions, "field": render(field[len(prefix) + 1 :].split("."))}
+    return SvcError(error.code, error.message, extensions=extensions, code_name=error.code_name, headers=error.headers)
 
 
 def _default_fields(entity: Entity) -> list[str]:
@@ -326,4 +352,4 @@ def _all(conditions: Sequence[Filter | None]) -> Filter | None:
     return present[0] if len(present) == 1 else And(tuple(present))
 
 
-__all__ = ["Count", "PlannedRead", "ReadRun"]
+__all__ = ["Count", "PlannedRead", "ReadRun", "renamed"]

@@ -70,30 +70,47 @@ class RestIndex:
     def __init__(self, model: Model, schemas: Sequence[str]) -> None:
         self.schemas = tuple(schemas)
         self.default_schema = self.schemas[0] if self.schemas else None
-        by_schema: dict[str, dict[str, Entity]] = {schema: {} for schema in self.schemas}
+        warnings: list[str] = []
+        # A schema named with a reserved word is not served: none of its tables or functions (SPEC "REST API").
+        served = tuple(schema for schema in self.schemas if schema not in RESERVED)
+        by_schema: dict[str, dict[str, Entity]] = {schema: {} for schema in served}
         for entity in model.entities:
-            if entity.table not in RESERVED and entity.schema in by_schema:
+            if entity.schema not in by_schema:
+                if entity.schema in RESERVED:
+                    warnings.append(_unserved(f"table {entity.schema}.{entity.table}", entity.schema))
+            elif entity.table in RESERVED:
+                warnings.append(_unserved(f"table {entity.schema}.{entity.table}", entity.table))
+            else:
                 by_schema[entity.schema].setdefault(entity.table, entity)
-        functions: dict[str, dict[str, RootFunction]] = {schema: {} for schema in self.schemas}
+        functions: dict[str, dict[str, RootFunction]] = {schema: {} for schema in served}
         for function in model.functions:
             if function.schema in functions:
                 functions[function.schema].setdefault(function.function, function)
+            elif function.schema in RESERVED:
+                warnings.append(_unserved(f"function {function.schema}.{function.function}", function.schema))
         self._entities = by_schema
         self._functions = functions
-        #: Schemas with a path of their own: those with resources or functions (reserved words never).
-        self.schema_paths = tuple(
-            s for s in self.schemas if s not in RESERVED and (by_schema[s] or functions[s])
-        )  # fmt: skip
-        self._shortcuts = _first_by_name(by_schema, self.schemas)
-        self._function_shortcuts = _first_by_name(functions, self.schemas)
+        #: Schemas with a path of their own: those with resources or functions.
+        self.schema_paths = tuple(s for s in served if by_schema[s] or functions[s])
+        for schema in served:
+            for name in by_schema[schema]:
+                if name in self.schema_paths:
+                    warnings.append(
+                        f"table {schema}.{name} is reached only at /rest/{schema}/{name}: /rest/{name} is the path"
+                        f" of schema {name}"
+                    )
+        #: Startup warnings (SPEC "Several schemas": a table named like a schema is reached at the schema path).
+        self.warnings = tuple(warnings)
+        self._shortcuts = _first_by_name(by_schema, served)
+        self._function_shortcuts = _first_by_name(functions, served)
         self.resources = tuple(
             Resource(name, entity, self._path(name, entity.schema, self._shortcuts.get(name) is entity))
-            for schema in self.schemas
+            for schema in served
             for name, entity in by_schema[schema].items()
         )
         self.functions = tuple(
             FunctionRoute(name, f, self._path(f"rpc/{name}", schema, self._function_shortcuts.get(name) is f))
-            for schema in self.schemas
+            for schema in served
             for name, f in functions[schema].items()
         )
         self._paths = {resource.entity.ref: resource.path for resource in self.resources}
@@ -148,6 +165,9 @@ class RestIndex:
             raise _not_found(path)
         if rest[0] == "aggregate" and len(rest) == 1:
             return Target(Kind.AGGREGATE, base, schema, entity)
+        if entity.primary_key is None:
+            # Read by key only when a key exists (SPEC "REST API"): without one, no row path exists to refuse.
+            raise SvcError(Code.NOT_FOUND, f"{head} has no key: no row of it is addressed at {path}")
         if len(rest) == 1:
             return Target(Kind.ROW, base, schema, entity, key=raw[1])
         if len(rest) == 2:
@@ -172,6 +192,10 @@ def _first_by_name(by_schema: Mapping[str, Mapping[str, T]], schemas: Sequence[s
         for name, item in by_schema[schema].items():
             first.setdefault(name, item)
     return first
+
+
+def _unserved(what: str, word: str) -> str:
+    return f"{what} is not served by REST: {word!r} is a reserved path word (rpc, search, node)"
 
 
 def _not_found(path: str) -> SvcError:

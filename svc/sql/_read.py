@@ -378,10 +378,7 @@ class _Compiler:
         """The page's rows, numbered in reading order (`__n`) and counted (`__c`), as a FROM item, and the
         connection's members over them."""
         rows = sql.Identifier(self._alias())
-        page = read.page
-        window = sql.SQL("order by {}").format(self._order_items(_values_of(read, row), read, page.backward))
-        if not read.order:
-            window = sql.SQL("")
+        window = self._window(read, row)
         numbered = sql.SQL(
             "(select {obj} as j, {cursor} as c, row_number() over ({window}) as __n, count(*) over () as __c"
             " from ({inner}) {row}{joins}) {rows}"
@@ -389,10 +386,23 @@ class _Compiler:
         page_ = _PageWriter(self, read, parent, rows)
         return numbered, [(output.key, page_.member(output)) for output in read.page_outputs]
 
+    def _window(self, read: Read, row: sql.Identifier) -> sql.Composable:
+        """The window the page's rows are numbered over (`__n`): the read's order, or none."""
+        if not read.order:
+            return sql.SQL("")
+        return sql.SQL("order by {}").format(self._order_items(_values_of(read, row), read, read.page.backward))
+
     def _cursor(self, read: Read, row: sql.Identifier) -> sql.Composable:
-        """An opaque cursor: base64 of the JSON array [signature, order values...] (SPEC "Pagination rules" 5)."""
+        """An opaque cursor: base64 of the JSON array [signature, order values...] (SPEC "Pagination rules" 5).
+
+        In an order that is not total (`Page.positions`) a row carries its position instead: the offset the page
+        was read from plus the row's number, counted over the same window as `__n` (so the same number)."""
+        values = _values_of(read, row)
+        if read.page.positions:
+            skipped = param(read.page.offset) if read.page.offset is not None else sql.SQL("0")
+            values = [sql.SQL("{} + row_number() over ({})").format(skipped, self._window(read, row))]
         array = sql.SQL("json_build_array({})").format(
-            sql.SQL(", ").join([sql.Literal(read.cursor_signature), *_values_of(read, row)])
+            sql.SQL(", ").join([sql.Literal(read.cursor_signature), *values])
         )
         return sql.SQL("translate(encode(convert_to({}::text, 'UTF8'), 'base64'), E'\\n', '')").format(array)
 
