@@ -149,8 +149,9 @@ class ResourcePaths:
                 ),
                 "204": self.shared.success("Created (`Prefer: return=minimal`).", headers=["Preference-Applied"]),
             },
-            ("409", "413", "415", "422"),
-            description="One row from an object (or a multipart form), many from an array or CSV, in one statement.",
+            ("404", "409", "413", "415", "422"),
+            description="One row from an object (or a multipart form), many from an array or CSV, in one statement."
+            " A nested write naming a row that does not exist (`connect`, `update`) is 404.",
             parameters=self.shared.parameters(["PreferReturn", "missing"]),
             body=body(
                 {
@@ -169,9 +170,9 @@ class ResourcePaths:
                 "200": self.shared.success("The rows as they are now.", {"application/json": self._rows()}),
                 "204": self.shared.success("Written (`Prefer: return=minimal`).", headers=["Preference-Applied"]),
             },
-            ("409", "413", "415", "422"),
+            ("404", "409", "413", "415", "422"),
             description="Rows that conflict on the `conflict` key are merged or left (`resolution`); others are"
-            " inserted.",
+            " inserted. A nested write naming a row that does not exist is 404.",
             parameters=self.shared.parameters(["conflict", "resolution", "update", "missing", "PreferReturn"]),
             body=body(
                 {
