@@ -277,3 +277,24 @@ async def test_rate_limits_are_off_by_default(tmp_path, database_url):
         for _ in range(3):
             response = await service.client.post("/graphql", json=QUERY)
             assert (response.status_code, limits(response)) == (200, (None, None, None, None))
+
+
+async def test_rest_shares_the_bucket_and_answers_a_problem_the_document_never_limited(tmp_path, database_url):
+    settings = rate_limit()
+    settings["openapi"] = {"spec": True}
+    async with running_service(tmp_path, database_url, settings, environ=ENVIRON) as service:
+        client = service.client
+        for _ in range(3):
+            assert (await client.post("/graphql", json=QUERY)).status_code == 200
+        assert (await client.get("/rest/authors")).status_code == 200
+        assert limits(await client.get("/rest")) == ("5", "0", "300", None)  # any REST path counts, the index too
+        refused = await client.get("/rest/authors/1", headers={"X-Request-Id": "r-rest"})
+        assert refused.status_code == 429 and refused.headers["content-type"] == "application/problem+json"
+        assert limits(refused) == ("5", "0", "300", "60")
+        assert refused.json()["code"] == "RATE_LIMITED" and refused.json()["retryAfter"] == 60
+        assert (await client.post("/graphql", json=QUERY)).status_code == 429  # one bucket for both APIs
+        for _ in range(BURST + 1):
+            document = await client.get("/openapi.json")
+            assert document.status_code == 200 and limits(document) == (None, None, None, None)
+        # With rate limits on, the document says so: every operation may answer 429.
+        assert "429" in document.json()["paths"]["/rest/authors"]["get"]["responses"]

@@ -85,3 +85,26 @@ async def test_each_role_gets_its_own_rest_resources(client):
     # No DELETE grant on employees: no DELETE route; departments are read-only for the clerk.
     assert (await client.delete("/rest/employees/1", headers=clerk())).status_code == 405
     assert (await client.post("/rest/departments", json={"id": 9, "name": "x"}, headers=clerk())).status_code == 405
+
+
+async def test_each_role_gets_its_own_openapi_document(tmp_path, database_url):
+    settings = {**SETTINGS, "openapi": {"spec": True}}
+    environ = {"AUTH_JWT_SECRET": SECRET}
+    async with running_service(tmp_path, database_url, settings, environ=environ) as service:
+        reader = (await service.client.get("/openapi.json")).json()
+        clerks = (await service.client.get("/openapi.json", headers=clerk())).json()
+    assert "/rest/employees" not in reader["paths"] and "/rest/departments" in reader["paths"]
+    assert "post" not in reader["paths"]["/rest/departments"]  # the reader writes nothing
+    employees = clerks["paths"]["/rest/employees"]
+    assert {"get", "post", "patch"} <= set(employees) and "delete" not in employees
+    assert "/rest/secrets" not in clerks["paths"]
+    row = clerks["components"]["schemas"]["Employee"]["properties"]
+    assert not {"salary", "clearance"} & set(row)
+    assert set(clerks["components"]["schemas"]["EmployeeUpdate"]["properties"]) & {"email", "mood", "name"} == {
+        "email",
+        "mood",
+    }
+    # A bad token is refused, not answered as anonymous.
+    async with running_service(tmp_path, database_url, settings, environ=environ) as service:
+        refused = await service.client.get("/openapi.json", headers={"Authorization": "Bearer nope"})
+    assert refused.status_code == 401

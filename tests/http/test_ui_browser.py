@@ -12,48 +12,9 @@ from urllib.parse import urlsplit
 
 import trio
 
-from svc.http import Request, Response, Route
 from tests.support.service import running_service
 
 REPOSITORY = Path(__file__).resolve().parents[2]
-
-# A stand-in OpenAPI 3.1 document served at `openapi.path`, because the service does not serve its own yet.
-# Replace it with the service's own document (and assert on its operations) when the REST API lands.
-STAND_IN_DOCUMENT = {
-    "openapi": "3.1.0",
-    "info": {"title": "Blog stand-in", "version": "1.0.0"},
-    "paths": {
-        "/rest/authors": {
-            "get": {
-                "operationId": "listAuthors",
-                "summary": "List the authors",
-                "responses": {"200": {"description": "The authors."}},
-            },
-            "post": {
-                "operationId": "createAuthor",
-                "summary": "Create an author",
-                "requestBody": {
-                    "content": {
-                        "application/json": {"schema": {"type": "object", "properties": {"name": {"type": "string"}}}}
-                    }
-                },
-                "responses": {"201": {"description": "The new author."}},
-            },
-        },
-        "/rest/posts/{id}": {
-            "get": {
-                "operationId": "getPost",
-                "summary": "Read one post",
-                "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "integer"}}],
-                "responses": {"200": {"description": "The post."}, "404": {"description": "No such post."}},
-            }
-        },
-    },
-}
-
-
-async def stand_in_document(request: Request) -> Response:
-    return Response.json(STAND_IN_DOCUMENT)
 
 
 async def browse(*arguments: str) -> dict:
@@ -101,10 +62,9 @@ async def test_graphiql_runs_a_query_with_nothing_but_the_service(tmp_path, data
 
 
 async def test_scalar_lists_the_operations_of_the_document_with_nothing_but_the_service(tmp_path, database_url):
-    document = Route("/openapi.json", frozenset({"GET"}), stand_in_document, needs_snapshot=False)
-    async with running_service(tmp_path, database_url, mode="dev", routes=[document]) as service:
-        report = await browse("scalar", f"{service.url}/scalar", "Create an author")
-    for text in ("Blog stand-in", "List the authors", "Create an author", "Read one post", "/rest/posts/{id}"):
+    async with running_service(tmp_path, database_url, mode="dev") as service:
+        report = await browse("scalar", f"{service.url}/scalar", "Create `Author` rows")
+    for text in ("svc REST API", "List `Author` rows", "Create `Author` rows", "Read one `Post` row", "/rest/posts"):
         assert text in report["text"], text
     assert_only_the_service_was_contacted(report, service.url)
     assert "/openapi.json" in {urlsplit(url).path for url in report["requests"]}

@@ -16,6 +16,7 @@ up, 1 when it did not, 2 when Chromium is missing or cannot start (the message s
 """
 
 import json
+import re
 import shutil
 import sys
 import tempfile
@@ -116,6 +117,13 @@ def run_scalar(page: Any, url: str, expected: str, *, report: dict[str, Any]) ->
 
     page.goto(url, wait_until="load")
     try:
+        # Operations are grouped by tag (a resource each); groups start closed: open them all.
+        closed = page.get_by_role("button", name=re.compile(r"Open Group - "))
+        closed.first.wait_for(timeout=TIMEOUT_MS)
+        for _ in range(50):  # an opened group's button becomes "Close Group": open the first closed one again
+            if not closed.count():
+                break
+            closed.first.click()
         page.get_by_text(expected, exact=False).first.wait_for(timeout=TIMEOUT_MS)
         found = True
     except TimeoutError:
