@@ -37,13 +37,14 @@ from svc.plan import (
     Read,
     ReadPlan,
     RootField,
-    RowVersionOutput,
     RowWrite,
     Slots,
     Write,
     WriteInputs,
+    check_written_rows,
     count_rows,
     table,
+    without_versions,
 )
 
 from ._planner import FieldError, Place, PlanRun, QueryPlanner
@@ -123,14 +124,14 @@ class MutationPlanner:
         if kind == "create":
             write = inputs.create(entity, arguments["input"], ("input",), on_conflict=arguments.get("onConflict"),
                                   previous=previous)  # fmt: skip
-            self._check_rows(count_rows(write))
+            check_written_rows(self.limits, count_rows(write))
             return write
         if kind == "create_many":
             writes = tuple(
                 inputs.create(entity, value, ("inputs", i), on_conflict=arguments.get("onConflict"))
                 for i, value in enumerate(arguments["inputs"])
             )
-            self._check_rows(sum(count_rows(write) for write in writes))
+            check_written_rows(self.limits, sum(count_rows(write) for write in writes))
             return writes
         if kind in ("update", "update_by_node_id"):
             where = (
@@ -164,15 +165,6 @@ class MutationPlanner:
             table(entity), entity.primary_key, filter_, values, self.limits.bulk_rows, previous=previous,
             filter_values=tuple(filter_params.values),
         )  # fmt: skip
-
-    def _check_rows(self, rows: int) -> None:
-        limit = self.limits.bulk_rows
-        if limit is not None and rows > limit:
-            raise SvcError(
-                Code.BULK_LIMIT_EXCEEDED,
-                f"the mutation writes {rows} rows, more than {limit}",
-                extensions={"limit": limit, "actual": rows},
-            )
 
 
 class _Payload:
@@ -234,7 +226,7 @@ class _Payload:
                 if previous or not by_key:
                     source = JsonRows(table(entity), slot("previous" if previous else "rows"))
                     read = run.read(entity, fields, cardinality, place, rows=self.rows, source=source)
-                    read = _without_versions(read)
+                    read = attrs.evolve(read, shape=without_versions(read.shape))
                 else:
                     read = self._by_key(fields, cardinality, place, slot("keys"))
                 members.append(PayloadMember(member_key, PayloadKind.READ))
@@ -260,12 +252,3 @@ class _Payload:
             position = KeyPosition(table(entity), entity.primary_key, keys)
             order = Order((OrderItem(position, nullable=False),), (), "")
         return self.run.read(entity, fields, cardinality, place, rows=self.rows, filter_=filter_, order=order)
-
-
-def _without_versions(read: Read) -> Read:
-    """Rows given as JSON have no system version: `rowVersion` is null in them (SPEC "Fields present")."""
-    outputs = tuple(
-        RowVersionOutput(o.key, None, system=False) if isinstance(o, RowVersionOutput) else o
-        for o in read.shape.outputs
-    )
-    return attrs.evolve(read, shape=attrs.evolve(read.shape, outputs=outputs))

@@ -1,7 +1,7 @@
 """The operation plan (layer 4): the intermediate representation both front ends build and the compiler reads."""
 
 from ._arguments import Arguments, Order, escape_like, like_pattern, link_of
-from ._budget import Budget
+from ._budget import Budget, check_written_rows
 from ._cursors import decode_cursor, decode_global_id, encode_global_id
 from ._fields import (
     AGGREGATES,
@@ -73,7 +73,7 @@ from ._ir import (
     ValueMap,
     ValueMapping,
 )
-from ._mapping import EVERYTHING, Everything, Selection, row_version, value_map
+from ._mapping import EVERYTHING, Everything, Selection, row_version, value_map, without_versions
 from ._operators import (
     LIST,
     FilterOperator,
@@ -103,6 +103,8 @@ from ._writes import (
 )
 
 __all__ = [
+    "check_written_rows",
+    "without_versions",
     "MAX_JSON_DEPTH",
     "parse_json",
     "row_version",

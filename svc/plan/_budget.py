@@ -32,3 +32,14 @@ class Budget:
                 f"the request may read {self.cost} rows, more than {limit}",
                 extensions={"limit": limit, "actual": self.cost},
             )
+
+
+def check_written_rows(limits: LimitsConfig, rows: int) -> None:
+    """SPEC "Limits": rows a create writes (nested creations included) are at most `bulk_rows`, checked before SQL."""
+    limit = limits.bulk_rows
+    if limit is not None and rows > limit:
+        raise SvcError(
+            Code.BULK_LIMIT_EXCEEDED,
+            f"the request writes {rows} rows, more than {limit}",
+            extensions={"limit": limit, "actual": rows},
+        )

@@ -11,7 +11,7 @@ import attrs
 from svc.catalog import RelationKind
 from svc.model import CompositeType, Entity, Field, Model, RangeType, Scalar, ValueKind, ValueType
 
-from ._ir import AttributeOutput, CompositeMap, EnumMap, RangeMap, RowVersionOutput, ValueMap, ValueMapping
+from ._ir import AttributeOutput, CompositeMap, EnumMap, RangeMap, RowVersionOutput, Shape, ValueMap, ValueMapping
 
 
 class Selection(Protocol):
@@ -74,3 +74,12 @@ def row_version(key: str, entity: Entity) -> RowVersionOutput:
         return RowVersionOutput(key, entity.version_column, system=False)
     system = entity.kind in (RelationKind.TABLE, RelationKind.PARTITIONED_TABLE) and entity.system_version
     return RowVersionOutput(key, None, system=system)
+
+
+def without_versions(shape: Shape) -> Shape:
+    """Rows as they were (given as JSON: previous or deleted rows) have no version: `rowVersion` is null in them
+    (SPEC "Fields present on generated types"), even where a version column held one."""
+    outputs = tuple(
+        RowVersionOutput(o.key, None, system=False) if isinstance(o, RowVersionOutput) else o for o in shape.outputs
+    )
+    return attrs.evolve(shape, outputs=outputs)

@@ -45,16 +45,17 @@ from svc.plan import (
     Read,
     ReadPlan,
     RootField,
-    RowVersionOutput,
     Shape,
     Slots,
     WriteInputs,
+    check_written_rows,
     count_rows,
     key_value,
     parse_json,
     render_path,
     row_version,
     table,
+    without_versions,
 )
 
 from . import _bodies as bodies
@@ -167,12 +168,12 @@ class WriteRequests:
         if isinstance(body, list):
             rows = self._many(entity, body, missing)
             writes = tuple(self.inputs.create(entity, row, ("inputs", i)) for i, row in enumerate(rows))
-            self._check_rows(sum(count_rows(w) for w in writes))
+            check_written_rows(self.limits, sum(count_rows(w) for w in writes))
             payload = await self._run(entity, writes, _Answer(many=True), selection, request=request, pipeline=pipeline)
             return self._answer(201, payload, prefer, entity)
         value = self._coerce(entity, body, entity.names.create_input, "input")
         write = self.inputs.create(entity, value, ("input",))
-        self._check_rows(count_rows(write))
+        check_written_rows(self.limits, count_rows(write))
         payload = await self._run(entity, write, _Answer(many=False), selection, request=request, pipeline=pipeline)
         location = self._location(target, entity, payload)
         return self._answer(201, payload, prefer, entity, location=location)
@@ -227,7 +228,7 @@ class WriteRequests:
             self.inputs.create(entity, row, ("inputs", i), on_conflict=on_conflict, conflict_path=("conflict",))
             for i, row in enumerate(rows)
         )
-        self._check_rows(sum(count_rows(w) for w in writes))
+        check_written_rows(self.limits, sum(count_rows(w) for w in writes))
         payload = await self._run(entity, writes, _Answer(many=True), selection, request=request, pipeline=pipeline)
         return self._answer(200, payload, headers_.Prefer.parse(request.header("prefer")), entity)
 
@@ -536,10 +537,10 @@ class WriteRequests:
         else:
             source = JsonRows(table(entity), slot("rows"))
             order = key_order if answer.key_order else ()
-            roots.append(RootField("row", Read(source, _without_versions(shape), cardinality, order=order)))
+            roots.append(RootField("row", Read(source, without_versions(shape), cardinality, order=order)))
         if answer.previous:
             previous = JsonRows(table(entity), slot("previous"))
-            roots.append(RootField("previous", Read(previous, _without_versions(shape), Cardinality.ONE)))
+            roots.append(RootField("previous", Read(previous, without_versions(shape), Cardinality.ONE)))
         run.budget.check()
         return MutationStep(
             "rest",
@@ -640,15 +641,6 @@ class WriteRequests:
             raise SvcError(Code.BAD_USER_INPUT, "If-Match names one version (or *)")
         return versions[0], True
 
-    def _check_rows(self, rows: int) -> None:
-        limit = self.limits.bulk_rows
-        if limit is not None and rows > limit:
-            raise SvcError(
-                Code.BULK_LIMIT_EXCEEDED,
-                f"the request writes {rows} rows, more than {limit}",
-                extensions={"limit": limit, "actual": rows},
-            )
-
     def _field_of(self, entity: Entity, column: str) -> Field:
         field = entity.field_of_column(column)
         assert field is not None
@@ -736,14 +728,6 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list):
         return [_plain(v) for v in value]
     return value
-
-
-def _without_versions(shape: Shape) -> Shape:
-    """Rows given as JSON have no system version: `rowVersion` is null in them (and in `previous`)."""
-    outputs = tuple(
-        RowVersionOutput(o.key, None, system=False) if isinstance(o, RowVersionOutput) else o for o in shape.outputs
-    )
-    return attrs.evolve(shape, outputs=outputs)
 
 
 #: Leading bytes of common formats (SPEC route table: a media type sniffed from the first bytes).

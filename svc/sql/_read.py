@@ -116,7 +116,9 @@ class _Compiler:
                 "(select coalesce(json_agg({rows}.j), '[]'::json)"
                 " from (select {obj} as j from ({inner}) {row}{joins}{order}) {rows})"
             ).format(rows=rows, obj=obj, inner=inner, row=row, joins=joins, order=order)
-        return self._page(read, parent=parent, row=row, inner=inner, joins=joins, obj=obj)
+        numbered, members = self._numbered(read, parent=parent, row=row, inner=inner, joins=joins, obj=obj)
+        # One object whatever is selected: `group by ()` makes it one group even when no member aggregates.
+        return sql.SQL("(select {} from {} group by ())").format(json_object(members), numbered)
 
     def inner(self, read: Read, parent: sql.Identifier | None) -> sql.Composable:
         """The rows read, with every column, the whole row where functions need it, and the order values."""
@@ -340,21 +342,6 @@ class _Compiler:
                  order=sql.SQL(", ").join(order))  # fmt: skip
 
     # --- pages (connections) -----------------------------------------------------------------------------------
-
-    def _page(
-        self,
-        read: Read,
-        *,
-        parent: sql.Identifier | None,
-        row: sql.Identifier,
-        inner: sql.Composable,
-        joins: sql.Composable,
-        obj: sql.Composable,
-    ) -> sql.Composable:
-        """A connection object from its rows, numbered in reading order (`__n`) and counted (`__c`)."""
-        numbered, members = self._numbered(read, parent=parent, row=row, inner=inner, joins=joins, obj=obj)
-        # One object whatever is selected: `group by ()` makes it one group even when no member aggregates.
-        return sql.SQL("(select {} from {} group by ())").format(json_object(members), numbered)
 
     def split_page(self, read: Read) -> sql.Composable:
         """A root connection as a statement with one text column per member (in `page_outputs` order)."""

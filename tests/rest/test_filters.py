@@ -203,7 +203,7 @@ async def test_a_json_filter_next_to_bracket_filters(rest):
         ({"filter[or][a][pages][gt]": "1"}, "filter[or]"),
         ({"filter": "[1]"}, "filter"),
         ({"filter": "{bad"}, "filter"),
-        ({"filter": '{"nope": {}}'}, "filter"),
+        ({"filter": '{"nope": {}}'}, "filter[nope]"),  # an unknown member names itself
         ({"filter": '{"published": {"lessThan": "x"}}'}, "filter[published][lt]"),
     ],
 )

@@ -157,14 +157,26 @@ def rest_requests(draw) -> tuple[str, str, dict, bytes]:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(rest_requests(), min_size=10, max_size=10))
 def test_fuzzed_requests_never_fail_the_server_or_leak(tmp_path, database_url, requests):
-    async def send() -> list[tuple[int, str]]:
+    async def send() -> list[tuple[int, str, str]]:
         async with running_service(tmp_path, database_url, SETTINGS) as service:
             answers = []
             for method, path, kwargs, _ in requests:
                 response = await service.client.request(method, path, **kwargs)
-                answers.append((response.status_code, f"{method} {path} {kwargs}: {response.text}"))
+                answers.append((response.status_code, f"{method} {path} {kwargs}", response.text))
             return answers
 
-    for status, text in trio.run(send):
-        assert status < 500, text
-        assert_safe(status, text.split(": ", 1)[1] if ": " in text else text)
+    for status, request, text in trio.run(send):
+        assert status < 500, (request, text)
+        assert_rest_safe(status, text)
+
+
+def assert_rest_safe(status: int, text: str) -> None:
+    """No database text, but in a typed constraint error's `detail`: SPEC "Masking" lets typed constraint errors
+    reach the client in every mode, with the sentence naming the constraint (its code and fields are the API's)."""
+    try:
+        body = json.loads(text)
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and "codeType" in body:
+        text = json.dumps({name: value for name, value in body.items() if name != "detail"})
+    assert_safe(status, text)

@@ -388,7 +388,7 @@ def test_list_parameters_statuses_and_headers(models):
 def test_writes_answer_their_statuses(models):
     paths = document(models, "writes")["paths"]
     create = paths["/rest/customers"]["post"]["responses"]
-    assert list(create) == ["201", "204", "400", "401", "403", "409", "413", "415", "422", "503"]
+    assert list(create) == ["201", "204", "400", "401", "403", "404", "409", "413", "415", "422", "503"]
     assert list(create["201"]["headers"]) == ["Location", "ETag"]
     update = paths["/rest/customers/{id}"]["patch"]
     assert list(update["requestBody"]["content"]) == [
