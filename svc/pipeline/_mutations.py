@@ -89,7 +89,7 @@ class Mutations:
         self.model = model
         self.errors = errors
         self.statements = statements
-        self.writes = WriteCache()
+        self.writes = WriteCache(model)
 
     async def run(
         self,

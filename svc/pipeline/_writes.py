@@ -68,16 +68,48 @@ class Bulk:
 
 
 class WriteCache:
-    """Compiled write statements by shape (per snapshot)."""
+    """Compiled write statements by shape (per snapshot), each answering the columns of its table the model reads."""
 
-    def __init__(self) -> None:
+    def __init__(self, model: Model) -> None:
         self._texts: dict[Statement, str] = {}
+        self._returned = returned_columns(model)
 
     def text(self, statement: Statement) -> str:
         found = self._texts.get(statement)
         if found is None:
-            found = self._texts[statement] = compile_write(statement)
+            answered = statement
+            if isinstance(statement, (InsertRows, UpdateRows, DeleteRows, SelectRows)):
+                returned = self._returned.get(EntityRef(statement.table.schema, statement.table.name))
+                answered = attrs.evolve(statement, returned=returned)
+            found = self._texts[statement] = compile_write(answered)
         return found
+
+
+def returned_columns(model: Model) -> dict[EntityRef, tuple[str, ...]]:
+    """The columns a write answers per table: the model's fields, keys and version column, and the columns relations
+    join on (written rows give the keys later statements need). Columns the model leaves out are not answered: with
+    `rbac.enabled` they may be columns the role cannot read, and a statement naming one would be refused whole."""
+    needed: dict[EntityRef, dict[str, None]] = {}
+    for entity in model.entities:
+        columns = needed.setdefault(entity.ref, {})
+        columns.update(dict.fromkeys(entity.primary_key or ()))
+        columns.update(dict.fromkeys(field.column for field in entity.fields))
+        if entity.version_column:
+            columns[entity.version_column] = None
+        for lookup in entity.lookups:
+            columns.update(dict.fromkeys(lookup.columns))
+        for relation in entity.relations:
+            columns.update(dict.fromkeys(local for local, _ in relation.pairs))
+            if relation.junction is None:
+                needed.setdefault(relation.target, {}).update(dict.fromkeys(remote for _, remote in relation.pairs))
+            else:
+                junction = needed.setdefault(relation.junction, {})
+                junction.update(dict.fromkeys(remote for _, remote in relation.pairs))
+                junction.update(dict.fromkeys(near for near, _ in relation.junction_pairs))
+                needed.setdefault(relation.target, {}).update(dict.fromkeys(far for _, far in relation.junction_pairs))
+        for hierarchy in entity.hierarchies:
+            columns.update(dict.fromkeys(column for pair in hierarchy.pairs for column in pair))
+    return {ref: tuple(columns) for ref, columns in needed.items() if columns}
 
 
 class WriteRunner:

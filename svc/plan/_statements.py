@@ -3,7 +3,8 @@
 Each is a shape: values are parameters (`Param`), rows to insert are one JSON parameter, and which rows a statement
 touches is a `Filter` (the read compiler's), so equal shapes compile to equal text and are cached. Every statement
 answers with one JSON text: the rows it wrote as they are now (`rows`), and where asked the rows as they were
-before (`previous`) and how many rows matched (`matched`).
+before (`previous`) and how many rows matched (`matched`). Rows are answered with the columns `returned` names (None:
+every column): a role with column grants may read only some, and a statement touching one more is refused whole.
 """
 
 import attrs
@@ -33,6 +34,7 @@ class InsertRows:
     rows: Param
     on_conflict: OnConflict | None = None
     previous: bool = False
+    returned: tuple[str, ...] | None = None
 
 
 @attrs.frozen
@@ -51,6 +53,7 @@ class UpdateRows:
     version: Version | None = None
     limit: Param | None = None
     previous: bool = False
+    returned: tuple[str, ...] | None = None
 
 
 @attrs.frozen
@@ -62,6 +65,7 @@ class DeleteRows:
     where: Filter | None
     version: Version | None = None
     limit: Param | None = None
+    returned: tuple[str, ...] | None = None
 
 
 @attrs.frozen
@@ -70,6 +74,7 @@ class SelectRows:
 
     table: Table
     where: Filter
+    returned: tuple[str, ...] | None = None
 
 
 @attrs.frozen

@@ -24,6 +24,7 @@ from svc.plan import (
 
 from ._filters import Expressions, param, qualified
 from ._read import _Compiler
+from ._values import json_object
 
 
 def compile_write(statement: Statement) -> str:
@@ -60,10 +61,10 @@ class _Writer:
         if conflict is None:
             return sql.SQL(
                 "with s as ({source}), i as (insert into {table} as t ({columns})"
-                " select {selected} from s order by s.__n returning to_json(t.*) as r) "
+                " select {selected} from s order by s.__n returning {row} as r) "
                 "select json_build_object('rows', coalesce((select json_agg(i.r) from i), '[]'::json),"
                 " 'inserted', coalesce((select json_agg(true) from i), '[]'::json))::text"
-            ).format(source=source, table=table, columns=columns, selected=selected)
+            ).format(source=source, table=table, columns=columns, selected=selected, row=_row("t", statement.returned))
         target = sql.SQL(", ").join(map(sql.Identifier, conflict.columns))
         if conflict.nothing:
             action = sql.SQL("do nothing")
@@ -84,7 +85,9 @@ class _Writer:
             # The insert reads the locked rows, so they are locked (and read as they were) before it writes.
             lock = sql.SQL(" cross join (select count(*) from p) as l")
             matches_p = _equal_columns(conflict.columns, sql.Identifier("p"), sql.Identifier("s"))
-            previous = sql.SQL(", p as (select p.* from {} p join s on {} for update of p)").format(table, matches_p)
+            previous = sql.SQL(", p as (select {} from {} p join s on {} for update of p)").format(
+                _selected("p", statement.returned), table, matches_p
+            )
             previous_member = sql.SQL(
                 ", 'previous', (select json_agg(case when coalesce(i.x, false) then null else to_json(p.*) end"
                 " order by s.__n) from s left join i on {} left join p on {})"
@@ -92,21 +95,23 @@ class _Writer:
         return sql.SQL(
             "with s as ({source}){previous}, i as (insert into {table} as t ({columns})"
             " select {selected} from s{lock} order by s.__n on conflict ({target}) {action}"
-            " returning to_json(t.*) as r, (t.xmax = 0) as x, {returned}) "
+            " returning {row_t} as r, (t.xmax = 0) as x, {returned}) "
             "select json_build_object("
-            "'rows', (select json_agg(coalesce(i.r, to_json(e.*)) order by s.__n)"
+            "'rows', (select json_agg(coalesce(i.r, {row_e}) order by s.__n)"
             " from s left join i on {matches_i} left join {table} e on i.r is null and {matches_e}),"
             " 'inserted', (select json_agg(coalesce(i.x, false) order by s.__n) from s left join i on {matches_i})"
             "{previous_member})::text"
         ).format(
             source=source, previous=previous, table=table, columns=columns, selected=selected, target=target,
             action=action, returned=returned, matches_i=matches_i, matches_e=matches_e, previous_member=previous_member,
-            lock=lock,
+            lock=lock, row_t=_row("t", statement.returned), row_e=_row("e", statement.returned),
         )  # fmt: skip
 
     # --- update and delete -------------------------------------------------------------------------------------
 
-    def _target(self, table: Table, where: Filter | None, version: Version | None) -> sql.Composable:
+    def _target(
+        self, table: Table, where: Filter | None, version: Version | None, returned: tuple[str, ...] | None
+    ) -> sql.Composable:
         """The rows a write selects, locked: `target`, with their version as `__version` when one is checked."""
         alias = sql.Identifier("t")
         condition = self.expressions.filter(where, alias) if where is not None else sql.SQL("true")
@@ -118,8 +123,8 @@ class _Writer:
                 else sql.SQL("t.xmin::text")
             )
             version_column = sql.SQL(", {} as __version").format(expression)
-        return sql.SQL("select t.*{} from {} t where {} for update of t").format(
-            version_column, qualified(table), condition
+        return sql.SQL("select {}{} from {} t where {} for update of t").format(
+            _selected("t", returned), version_column, qualified(table), condition
         )
 
     def _allowed(self, version: Version | None, limit: object) -> sql.Composable:
@@ -146,27 +151,29 @@ class _Writer:
             ).format(join)
         return sql.SQL(
             "with target as ({target}), c as (update {table} u set {sets}"
-            " from target, json_populate_record(null::{table}, {row}) r where {match}{allowed} returning u.*) "
+            " from target, json_populate_record(null::{table}, {row}) r where {match}{allowed} returning {answered}) "
             "select json_build_object('matched', (select count(*) from target),"
             " 'rows', coalesce((select json_agg(to_json(c.*)) from c), '[]'::json){previous})::text"
         ).format(
-            target=self._target(statement.table, statement.where, statement.version), table=table, sets=sets,
-            row=param(statement.row), match=match, allowed=self._allowed(statement.version, statement.limit),
-            previous=previous,
+            target=self._target(statement.table, statement.where, statement.version, statement.returned),
+            table=table, sets=sets, row=param(statement.row), match=match,
+            allowed=self._allowed(statement.version, statement.limit), previous=previous,
+            answered=_selected("u", statement.returned),
         )  # fmt: skip
 
     def delete(self, statement: DeleteRows) -> sql.Composable:
         match = _equal_columns(statement.key, sql.Identifier("d"), sql.Identifier("target"))
         return sql.SQL(
             "with target as ({target}), g as (delete from {table} d using target where {match}{allowed}"
-            " returning d.*) "
+            " returning {answered}) "
             "select json_build_object('matched', (select count(*) from target),"
             " 'rows', coalesce((select json_agg(to_json(g.*)) from g), '[]'::json))::text"
         ).format(
-            target=self._target(statement.table, statement.where, statement.version),
+            target=self._target(statement.table, statement.where, statement.version, statement.returned),
             table=qualified(statement.table),
             match=match,
             allowed=self._allowed(statement.version, statement.limit),
+            answered=_selected("d", statement.returned),
         )
 
     # --- lookups, junction rows, sync ----------------------------------------------------------------------------
@@ -174,8 +181,8 @@ class _Writer:
     def select(self, statement: SelectRows) -> sql.Composable:
         condition = self.expressions.filter(statement.where, sql.Identifier("t"))
         return sql.SQL(
-            "select json_build_object('rows', coalesce(json_agg(to_json(t.*)), '[]'::json))::text from {} t where {}"
-        ).format(qualified(statement.table), condition)
+            "select json_build_object('rows', coalesce(json_agg({}), '[]'::json))::text from {} t where {}"
+        ).format(_row("t", statement.returned), qualified(statement.table), condition)
 
     def link(self, statement: LinkRows) -> sql.Composable:
         selected = sql.SQL(", ").join(sql.SQL("s.{}").format(sql.Identifier(c)) for c in statement.columns)
@@ -272,6 +279,20 @@ def _source(table: Table, rows: object) -> sql.Composable:
         "select e.__n, e.__v, r.* from json_array_elements({}) with ordinality e(__v, __n)"
         " cross join lateral json_populate_record(null::{}, e.__v) r"
     ).format(param(rows), qualified(table))  # type: ignore[arg-type]
+
+
+def _selected(alias: str, returned: tuple[str, ...] | None) -> sql.Composable:
+    """`alias.*`, or the columns `returned` names (a role with column grants reads only those)."""
+    if returned is None:
+        return sql.SQL("{}.*").format(sql.Identifier(alias))
+    return sql.SQL(", ").join(sql.SQL("{}.{}").format(sql.Identifier(alias), sql.Identifier(c)) for c in returned)
+
+
+def _row(alias: str, returned: tuple[str, ...] | None) -> sql.Composable:
+    """A row as JSON: `to_json(alias.*)`, or an object of the columns `returned` names."""
+    if returned is None:
+        return sql.SQL("to_json({}.*)").format(sql.Identifier(alias))
+    return json_object([(c, sql.SQL("{}.{}").format(sql.Identifier(alias), sql.Identifier(c))) for c in returned])
 
 
 def _columns(columns: tuple[str, ...] | list[str]) -> sql.Composable:

@@ -7,6 +7,7 @@ import time
 import jwt
 import pytest
 
+from tests.support.postgres import execute
 from tests.support.service import running_service
 
 DATABASE_FIXTURES = ["rbac.sql"]
@@ -108,3 +109,25 @@ async def test_each_role_gets_its_own_openapi_document(tmp_path, database_url):
     async with running_service(tmp_path, database_url, settings, environ=environ) as service:
         refused = await service.client.get("/openapi.json", headers={"Authorization": "Bearer nope"})
     assert refused.status_code == 401
+
+
+async def test_a_role_with_column_grants_writes_what_it_is_offered(client, database_url):
+    """Writes answer only the columns the role may read (a statement naming another is refused whole)."""
+    execute(database_url, "insert into app.departments (id, name) values (1, 'Sales') on conflict do nothing")
+    created = await client.post(
+        "/rest/employees", json={"departmentId": 1, "name": "Kim", "email": "kim@example.com"}, headers=clerk()
+    )
+    assert created.status_code == 201, created.text
+    row = created.json()
+    assert row["name"] == "Kim" and "salary" not in row and row["rowVersion"] is None
+    changed = await client.patch(f"/rest/employees/{row['id']}", json={"mood": "BUSY"}, headers=clerk())
+    assert changed.status_code == 200, changed.text
+    assert changed.json()["mood"] == "BUSY"
+    graphql = await client.post(
+        "/graphql",
+        json={"query": 'mutation { createEmployee(input: {departmentId: 1, name: "Lee"}) { employee { name } } }'},
+        headers=clerk(),
+    )
+    assert graphql.json() == {"data": {"createEmployee": {"employee": {"name": "Lee"}}}}
+    refused = await client.patch(f"/rest/employees/{row['id']}", json={"name": "x"}, headers=clerk())
+    assert refused.status_code == 400  # not an updatable column for the clerk: unknown in its update body
