@@ -135,6 +135,8 @@ class _Builder:
                     hierarchies=relations.hierarchies[ref],
                     computed=computed,
                     operations=self._operations(relation, primary_key, config),
+                    withheld=self._operations(relation, primary_key, EntityConfig())
+                    & frozenset(Operation(name) for name in config.omit_operations),
                     error_codes=error_codes(
                         relation,
                         fields=entity_fields,

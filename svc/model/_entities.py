@@ -385,6 +385,9 @@ class Entity:
     version_column: str | None = None
     #: Columns compared by `<Type>Condition` and `<Type>Filter` (every exposed column).
     upsertable: bool = True  # foreign tables offer no upserts
+    #: Operations the table allows but this API does not offer: omitted by `omit_operations`, or (rbac) not granted
+    #: to the role. REST answers them 403, not 405 (SPEC "Errors" -> REST: "operation not permitted").
+    withheld: frozenset[Operation] = frozenset()
     #: The system transaction id can serve as the row version (reading it needs SELECT on the whole table: a role
     #: with column grants only gets a null `rowVersion` unless `version_column` is set).
     system_version: bool = True

@@ -174,6 +174,7 @@ def _columns_seen(entity: Entity, grants: _Grants) -> Entity | None:
         primary_key=key,
         lookups=lookups,
         operations=frozenset(operations),
+        withheld=entity.withheld | (entity.operations - operations),
         system_version=entity.system_version and _SELECT in grants.table(ref),
     )
 

@@ -70,6 +70,13 @@ class RestEndpoint:
         if target.kind in (Kind.AGGREGATE, Kind.SEARCH_METHOD, Kind.GLOBAL_SEARCH):
             raise self._not_served(target)
         if method not in allowed:
+            if target.entity is not None and target.entity.withheld:
+                whole = attrs.evolve(target.entity, operations=target.entity.operations | target.entity.withheld)
+                if method in self.allowed(attrs.evolve(target, entity=whole)):
+                    raise SvcError(
+                        Code.PERMISSION_DENIED,
+                        f"{request.method} is not permitted on {unquote(request.raw_path)}",
+                    )
             methods = ", ".join(sorted({*allowed, "OPTIONS"} | ({"HEAD"} if "GET" in allowed else set())))
             raise SvcError(
                 Code.METHOD_NOT_ALLOWED,

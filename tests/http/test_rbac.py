@@ -83,9 +83,9 @@ async def test_each_role_gets_its_own_rest_resources(client):
     listed = await client.get("/rest/employees?order=id", headers=clerk())
     assert listed.status_code == 200
     assert all("salary" not in row and "clearance" not in row for row in listed.json())
-    # No DELETE grant on employees: no DELETE route; departments are read-only for the clerk.
-    assert (await client.delete("/rest/employees/1", headers=clerk())).status_code == 405
-    assert (await client.post("/rest/departments", json={"id": 9, "name": "x"}, headers=clerk())).status_code == 405
+    # No DELETE grant on employees, and departments are read-only for the clerk: operations not permitted (403).
+    assert (await client.delete("/rest/employees/1", headers=clerk())).status_code == 403
+    assert (await client.post("/rest/departments", json={"id": 9, "name": "x"}, headers=clerk())).status_code == 403
 
 
 async def test_each_role_gets_its_own_openapi_document(tmp_path, database_url):

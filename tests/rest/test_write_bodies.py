@@ -315,3 +315,17 @@ async def test_a_form_is_one_row_only(rest):
         await rest.put("/rest/tags", files={"label": (None, "x")}),
         unsupported("this request takes application/json, text/csv; got multipart/form-data", "/rest/tags"),
     )
+
+
+async def test_an_omitted_operation_is_403_and_an_impossible_one_405(tmp_path, database_url):
+    """SPEC "Errors" -> REST: 403 for an operation not permitted (`omit_operations`, grants); 405 for a method the
+    path never has."""
+    settings = {**SETTINGS, "entities": {"rooms": {"omit_operations": ["create", "delete"]}}}
+    async with rest_service(tmp_path, database_url, settings) as rest:
+        created = await rest.post("/rest/rooms", json={"id": 9, "name": "Blue"})
+        assert created.status_code == 403 and created.json()["code"] == "PERMISSION_DENIED"
+        assert (await rest.delete("/rest/rooms/2")).status_code == 403
+        options = await rest.options("/rest/rooms/2")
+        assert "DELETE" not in options.headers["allow"] and "PATCH" in options.headers["allow"]
+        impossible = await rest.post("/rest/rooms/2", json={})
+        assert impossible.status_code == 405 and "POST" not in impossible.headers["allow"]
