@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from graphql import GraphQLError, coerce_input_value, validate_input_value
 
 from svc.errors import Code, SvcError
-from svc.model import ReturnKind, RootFunction
+from svc.model import ReturnKind, RootFunction, ValueType
 from svc.pipeline import MutationFailed, Pipeline, answer_error
 from svc.plan import (
     Cardinality,
@@ -26,10 +26,12 @@ from svc.plan import (
     ReadPlan,
     RootField,
     Shape,
+    decode_global_id,
     parse_json,
     value_map,
 )
 
+from . import _bodies as bodies
 from ._inputs import bad, url_value
 from ._listing import Listing
 from ._messages import RestRequest, RestResponse, json_response
@@ -40,6 +42,8 @@ from ._resources import Target
 if TYPE_CHECKING:
     from ._endpoint import RestEndpoint
 
+#: Scalars a key column can have that a global ID (a string) cannot be mistaken for.
+_KEY_SCALARS = frozenset({"Int", "BigInt", "UUID"})
 _ROW_MEMBERS = ("fields", "include", "embed")
 _LIST_MEMBERS = ("filter", "order", "first", "after", "last", "before", "offset", "fields", "include", "embed")
 
@@ -61,11 +65,13 @@ class FunctionCalls:
         returns_row = function.returns.kind is ReturnKind.ROW
         if method == "GET":
             parameters = Parameters.parse(request.query_string)
-            given = {
-                argument.name: url_value(text, definition.args[argument.name].type, argument.name, self.schema)
-                for argument in function.arguments
-                if (text := parameters.take_value(argument.name)) is not None
-            }
+            given = {}
+            for argument in function.arguments:
+                text = parameters.take_value(argument.name)
+                if text is not None:
+                    key = self._global_key(argument.type, text)
+                    type_ = definition.args[argument.name].type
+                    given[argument.name] = url_value(text, type_, argument.name, self.schema) if key == text else key
             listing = self._listing(function, parameters, rows) if rows or returns_row else Listing()
             parameters.finish([a.name for a in function.arguments])
         else:
@@ -120,6 +126,9 @@ class FunctionCalls:
         whose one argument is json/jsonb. No body is no arguments (`{}` would be a JSON payload)."""
         if not request.body.strip():
             return {}, {}
+        media = bodies.media_type(request.header("content-type"))
+        if media and media != bodies.JSON and not media.endswith("+json"):  # none given: taken as JSON
+            raise bodies.unsupported(media, bodies.JSON)
         body = parse_json(request.body)
         single = function.arguments[0] if len(function.arguments) == 1 else None
         raw = single is not None and single.type.sql_type in ("json", "jsonb")
@@ -160,9 +169,22 @@ class FunctionCalls:
                 raise bad(f"{prefix}{name}{rendered}: {error.message.rstrip('.')}", f"{prefix}{name}{rendered}")
 
             type_ = definitions[argument.name].type
-            validate_input_value(given[argument.name], type_, on_error)
-            coerced[argument.name] = coerce_input_value(given[argument.name], type_)
+            value = self._global_key(argument.type, given[argument.name])
+            validate_input_value(value, type_, on_error)
+            coerced[argument.name] = coerce_input_value(value, type_)
         return coerced
+
+    def _global_key(self, type_: ValueType, value: Any) -> Any:
+        """SPEC "Functions": key-like arguments accept global IDs. An argument typed like a single-column primary key
+        (Int, BigInt, UUID) given the global ID of a row of such a key takes the row's key."""
+        decoded = decode_global_id(value) if isinstance(value, str) and type_.name in _KEY_SCALARS else None
+        entity = self.model.entity_named(decoded[0]) if decoded else None
+        if decoded is None or entity is None or not entity.node or entity.primary_key is None:
+            return value
+        field = entity.field_of_column(entity.primary_key[0])
+        if field is None or field.type.name != type_.name:
+            return value
+        return int(decoded[1]) if type_.name == "Int" and decoded[1].lstrip("-").isdigit() else decoded[1]
 
     def _root(self, function: RootFunction, call: FunctionCall, run: ReadRun, listing: Listing) -> RootField:
         """The call's JSON: a value, one row or record, or (VOLATILE functions) a list of rows or records."""

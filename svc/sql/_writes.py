@@ -110,9 +110,18 @@ class _Writer:
     # --- update and delete -------------------------------------------------------------------------------------
 
     def _target(
-        self, table: Table, where: Filter | None, version: Version | None, returned: tuple[str, ...] | None
+        self,
+        table: Table,
+        where: Filter | None,
+        version: Version | None,
+        returned: tuple[str, ...] | None,
+        *,
+        lock: bool = True,
     ) -> sql.Composable:
-        """The rows a write selects, locked: `target`, with their version as `__version` when one is checked."""
+        """The rows a write selects, locked: `target`, with their version as `__version` when one is checked.
+
+        A delete that checks neither a version nor a limit needs no lock of its own (the DELETE locks what it
+        deletes): `FOR UPDATE` needs the UPDATE privilege, which a role allowed only to delete lacks."""
         alias = sql.Identifier("t")
         condition = self.expressions.filter(where, alias) if where is not None else sql.SQL("true")
         version_column = sql.SQL("")
@@ -123,8 +132,12 @@ class _Writer:
                 else sql.SQL("t.xmin::text")
             )
             version_column = sql.SQL(", {} as __version").format(expression)
-        return sql.SQL("select {}{} from {} t where {} for update of t").format(
-            _selected("t", returned), version_column, qualified(table), condition
+        return sql.SQL("select {}{} from {} t where {}{}").format(
+            _selected("t", returned),
+            version_column,
+            qualified(table),
+            condition,
+            sql.SQL(" for update of t") if lock else sql.SQL(""),
         )
 
     def _allowed(self, version: Version | None, limit: object) -> sql.Composable:
@@ -169,7 +182,13 @@ class _Writer:
             "select json_build_object('matched', (select count(*) from target),"
             " 'rows', coalesce((select json_agg(to_json(g.*)) from g), '[]'::json))::text"
         ).format(
-            target=self._target(statement.table, statement.where, statement.version, statement.returned),
+            target=self._target(
+                statement.table,
+                statement.where,
+                statement.version,
+                statement.returned,
+                lock=statement.version is not None or statement.limit is not None,
+            ),
             table=qualified(statement.table),
             match=match,
             allowed=self._allowed(statement.version, statement.limit),

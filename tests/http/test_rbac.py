@@ -131,3 +131,17 @@ async def test_a_role_with_column_grants_writes_what_it_is_offered(client, datab
     assert graphql.json() == {"data": {"createEmployee": {"employee": {"name": "Lee"}}}}
     refused = await client.patch(f"/rest/employees/{row['id']}", json={"name": "x"}, headers=clerk())
     assert refused.status_code == 400  # not an updatable column for the clerk: unknown in its update body
+
+
+async def test_a_role_that_may_delete_but_not_update_deletes_by_key(tmp_path, database_url):
+    """A delete by key takes no lock of its own (FOR UPDATE would need the UPDATE privilege)."""
+    execute(database_url, "insert into app.projects (id, title) values (41, 'gone soon') on conflict do nothing")
+    settings = {**SETTINGS, "auth": {"roles": {"authenticated": "svc_rbac_shredder", "anonymous": "svc_rbac_reader"}}}
+    async with running_service(tmp_path, database_url, settings, environ={"AUTH_JWT_SECRET": SECRET}) as service:
+        deleted = await service.client.delete("/rest/projects/41", headers=clerk())
+        assert deleted.status_code == 200, deleted.text
+        assert deleted.json() == {"id": 41, "title": "gone soon", "rowVersion": None}
+        # With If-Match the row must be locked to check its version: the database refuses that lock.
+        execute(database_url, "insert into app.projects (id, title) values (42, 'kept') on conflict do nothing")
+        checked = await service.client.delete("/rest/projects/42", headers={**clerk(), "If-Match": '"1"'})
+        assert checked.status_code == 403 and checked.json()["code"] == "PERMISSION_DENIED"

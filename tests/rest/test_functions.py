@@ -239,3 +239,19 @@ async def test_a_raising_function_shows_its_message_in_dev(tmp_path, database_ur
         response = await rest.get("/rest/rpc/fail", params={"message": "secret"})
     assert response.status_code == 500
     assert "refused: secret" in response.text
+
+
+async def test_key_like_arguments_accept_global_ids(rest):
+    book = "Qm9vazox"  # the global ID of Book 1 (an Int key)
+    assert await value(await rest.get("/rest/rpc/add", params={"a": book, "b": "2"})) == 3
+    assert await value(await rest.post("/rest/rpc/add", json={"args": {"a": book, "b": 2}})) == 3
+    shelf = "U2hlbGY6Mg=="  # Shelf 2: an Int key too
+    assert await value(await rest.post("/rest/rpc/add", json={"args": {"a": shelf, "b": 0}})) == 2
+    # Anything else that is no number stays bad input.
+    refused = await rest.get("/rest/rpc/add", params={"a": "bm90aGluZw==", "b": "2"})
+    assert refused.status_code == 400 and refused.json()["field"] == "a"
+
+
+async def test_a_call_body_is_json(rest):
+    refused = await rest.post("/rest/rpc/add", content=b"a=1&b=2", headers={"Content-Type": "text/plain"})
+    assert refused.status_code == 415 and refused.json()["code"] == "UNSUPPORTED_MEDIA_TYPE"
