@@ -3,7 +3,8 @@ Patch (RFC 6902), CSV rows and multipart/form-data fields, read into the JSON va
 
 What is read here is only shaped, not validated: the write planner validates every value against the GraphQL input
 types. CSV cells and form fields are texts, typed by the input field they fill (as URL parameters are); an empty CSV
-cell is null; a file part fills a binary (bytea) column with its bytes.
+cell is null; a file part fills a binary (bytea) column with its bytes, whose media type is sniffed from their first
+bytes when they are read back.
 """
 
 import copy
@@ -156,3 +157,32 @@ def json_patch(row: Mapping[str, Any], operations: Any) -> dict[str, Any]:
     if not isinstance(patched, dict):
         raise SvcError(Code.PATCH_FAILED, "the patch replaces the row with something that is not an object")
     return patched
+
+
+#: Leading bytes of common formats (SPEC route table: a media type sniffed from the first bytes).
+_SIGNATURES = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+    (b"%PDF-", "application/pdf"),
+    (b"PK\x03\x04", "application/zip"),
+    (b"\x1f\x8b", "application/gzip"),
+    (b"BM", "image/bmp"),
+    (b"OggS", "audio/ogg"),
+    (b"ID3", "audio/mpeg"),
+    (b"\x00\x00\x01\x00", "image/x-icon"),
+    (b"wOFF", "font/woff"),
+    (b"wOF2", "font/woff2"),
+)
+
+
+def sniff(data: bytes) -> str:
+    for signature, media in _SIGNATURES:
+        if data.startswith(signature):
+            return media
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    if data[4:8] == b"ftyp":
+        return "video/mp4"
+    return "application/octet-stream"

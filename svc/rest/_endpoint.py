@@ -190,14 +190,10 @@ class RestEndpoint:
         Parameters.parse(request.query_string).finish()
         decoded = decode_global_id(target.word)
         entity = self.model.entity_named(decoded[0]) if decoded else None
-        if decoded is None or entity is None or not entity.node or entity.ref not in self._served:
+        if decoded is None or entity is None or not entity.node or not self.index.serves(entity):
             raise SvcError(Code.NOT_FOUND, f"{target.word!r} is not the global ID of a row served here")
         location = f"{self.index.path_of(entity)}/{quote(decoded[1], safe='')}"
         return RestResponse(303, headers=(("Location", location),))
-
-    @property
-    def _served(self) -> frozenset:
-        return frozenset(r.entity.ref for r in self.index.resources)
 
     # --- lists -------------------------------------------------------------------------------------------------
 

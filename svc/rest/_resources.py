@@ -119,6 +119,10 @@ class RestIndex:
         """A shortcut when it names this object and is no schema's path (a table named like a schema)."""
         return f"/rest/{name}" if shortcut and name not in self.schema_paths else f"/rest/{schema}/{name}"
 
+    def serves(self, entity: Entity) -> bool:
+        """Whether the entity is a resource here (not reserved, not of an unserved schema)."""
+        return entity.ref in self._paths
+
     def path_of(self, entity: Entity) -> str:
         """The canonical collection path of an entity's resource."""
         return self._paths[entity.ref]

@@ -420,7 +420,7 @@ class WriteRequests:
         answer = [("X-Content-Type-Options", "nosniff")]
         if version is not None:
             answer.append(("ETag", headers_.etag(version)))
-        return RestResponse(200, data, sniff(data), tuple(answer))
+        return RestResponse(200, data, bodies.sniff(data), tuple(answer))
 
     async def _write_column(
         self, target: Target, entity: Entity, request: RestRequest, pipeline: Pipeline
@@ -728,32 +728,3 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list):
         return [_plain(v) for v in value]
     return value
-
-
-#: Leading bytes of common formats (SPEC route table: a media type sniffed from the first bytes).
-_SIGNATURES = (
-    (b"\x89PNG\r\n\x1a\n", "image/png"),
-    (b"\xff\xd8\xff", "image/jpeg"),
-    (b"GIF87a", "image/gif"),
-    (b"GIF89a", "image/gif"),
-    (b"%PDF-", "application/pdf"),
-    (b"PK\x03\x04", "application/zip"),
-    (b"\x1f\x8b", "application/gzip"),
-    (b"BM", "image/bmp"),
-    (b"OggS", "audio/ogg"),
-    (b"ID3", "audio/mpeg"),
-    (b"\x00\x00\x01\x00", "image/x-icon"),
-    (b"wOFF", "font/woff"),
-    (b"wOF2", "font/woff2"),
-)
-
-
-def sniff(data: bytes) -> str:
-    for signature, media in _SIGNATURES:
-        if data.startswith(signature):
-            return media
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    if data[4:8] == b"ftyp":
-        return "video/mp4"
-    return "application/octet-stream"
