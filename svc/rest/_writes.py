@@ -71,6 +71,18 @@ if TYPE_CHECKING:
 
 
 @attrs.frozen
+class _Addressed:
+    """A write of one row by its URL: which row, the members to answer with, and the request's preconditions."""
+
+    lookup: KeyLookup
+    by: bool  # addressed by another unique key (`?by=`)
+    selection: Selection
+    prefer: headers_.Prefer
+    expected: str | None  # `If-Match: "<version>"`
+    must_exist: bool  # any `If-Match`
+
+
+@attrs.frozen
 class _Answer:
     """What a write step's payload read is to give back."""
 
@@ -234,14 +246,20 @@ class WriteRequests:
 
     # --- one row by key ----------------------------------------------------------------------------------------
 
-    async def _patch(self, target: Target, entity: Entity, request: RestRequest, pipeline: Pipeline) -> RestResponse:
+    def _addressed(self, target: Target, entity: Entity, request: RestRequest) -> _Addressed:
+        """The row a PATCH, PUT or DELETE names (its key, or `?by=`), its answer's members, `Prefer`, `If-Match`."""
         parameters = Parameters.parse(request.query_string)
         lookup, by = self._lookup(target, entity, parameters)
         selection = self.endpoint.listings.selection_from_query(entity, parameters)
         parameters.finish()
-        prefer = headers_.Prefer.parse(request.header("prefer"))
-        media = bodies.media_type(request.header("content-type"))
         expected, must_exist = self._if_match(request)
+        return _Addressed(lookup, by, selection, headers_.Prefer.parse(request.header("prefer")), expected, must_exist)
+
+    async def _patch(self, target: Target, entity: Entity, request: RestRequest, pipeline: Pipeline) -> RestResponse:
+        addressed = self._addressed(target, entity, request)
+        lookup, by, selection, prefer = addressed.lookup, addressed.by, addressed.selection, addressed.prefer
+        expected, must_exist = addressed.expected, addressed.must_exist
+        media = bodies.media_type(request.header("content-type"))
         patched = media in bodies.PATCHES
         if patched:
             value, expected = await self._patched(
@@ -296,17 +314,14 @@ class WriteRequests:
 
     async def _put(self, target: Target, entity: Entity, request: RestRequest, pipeline: Pipeline) -> RestResponse:
         """Insert or update the row the URL names (200 either way); with `If-Match`, an update of an existing row."""
-        parameters = Parameters.parse(request.query_string)
-        lookup, by = self._lookup(target, entity, parameters)
-        selection = self.endpoint.listings.selection_from_query(entity, parameters)
-        parameters.finish()
-        prefer = headers_.Prefer.parse(request.header("prefer"))
+        addressed = self._addressed(target, entity, request)
+        lookup, by, selection, prefer = addressed.lookup, addressed.by, addressed.selection, addressed.prefer
         body = self._rows_body(entity, request, csv=False, form=True)
         if not isinstance(body, dict):
             raise SvcError(Code.BAD_USER_INPUT, "PUT takes one row: a JSON object")
         rest, owned = self._owned_key(entity, lookup, body, by=by, fill=True)
-        expected, must_exist = self._if_match(request)
-        if expected is not None or must_exist:
+        expected = addressed.expected
+        if addressed.must_exist:
             coerced = self._coerce(entity, rest, entity.names.update_input, "input") | owned
             write = self.inputs.update(
                 entity, lookup, coerced, ("input",), expected_version=expected, previous=prefer.previous,
@@ -325,16 +340,14 @@ class WriteRequests:
         return self._answer(200, payload, prefer, entity, missing=target)
 
     async def _delete(self, target: Target, entity: Entity, request: RestRequest, pipeline: Pipeline) -> RestResponse:
-        parameters = Parameters.parse(request.query_string)
-        lookup, _ = self._lookup(target, entity, parameters)
-        selection = self.endpoint.listings.selection_from_query(entity, parameters)
-        parameters.finish()
+        addressed = self._addressed(target, entity, request)
         if request.body:
             raise SvcError(Code.BAD_USER_INPUT, "DELETE takes no body")
-        expected, _ = self._if_match(request)
         assert entity.primary_key is not None
-        write = DeleteWrite(table(entity), entity.primary_key, lookup, expected, entity.version_column)
-        prefer = headers_.Prefer.parse(request.header("prefer"))
+        write = DeleteWrite(
+            table(entity), entity.primary_key, addressed.lookup, addressed.expected, entity.version_column
+        )
+        selection, prefer = addressed.selection, addressed.prefer
         payload = await self._run(
             entity, write, _Answer(False), selection, request=request, pipeline=pipeline, deleting=True
         )
