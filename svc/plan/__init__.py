@@ -84,7 +84,7 @@ from ._operators import (
     scalar_operators,
 )
 from ._statements import DeleteRows, InsertRows, LinkRows, SelectRows, Statement, SyncRows, UpdateRows, Version
-from ._values import MAX_JSON_DEPTH, Params, bad_input, coerce, enum_label, json_text, parse_json, scalar, text
+from ._values import MAX_JSON_DEPTH, NotJson, Params, bad_input, coerce, enum_label, json_text, parse_json, scalar, text
 from ._writes import (
     BulkWrite,
     DeleteWrite,
@@ -106,6 +106,7 @@ __all__ = [
     "check_written_rows",
     "without_versions",
     "MAX_JSON_DEPTH",
+    "NotJson",
     "parse_json",
     "row_version",
     "Budget",

@@ -186,14 +186,22 @@ def range_literal(value: Any, type_: ValueType, model: Model, path: Sequence[str
 MAX_JSON_DEPTH = 100
 
 
-def parse_json(body: bytes, what: str = "the request body") -> Any:
-    """A JSON request body; BAD_USER_INPUT when it is not UTF-8 JSON or nests deeper than MAX_JSON_DEPTH."""
+class NotJson(SvcError):
+    """A client's text that is not JSON at all (BAD_USER_INPUT); callers that try JSON first may fall back."""
+
+
+def parse_json(
+    body: bytes, what: str = "the request body", *, invalid: str | None = None, field: str | None = None
+) -> Any:
+    """A client's JSON (a body, a URL parameter): BAD_USER_INPUT when it is not UTF-8 JSON (NotJson, with `invalid`
+    as its message when given) or nests deeper than MAX_JSON_DEPTH; `field` names the parameter in either error."""
+    extensions = {"field": field} if field else {}
     try:
         value = json.loads(body)
     except RecursionError:
-        raise _too_deep(what) from None
+        raise _too_deep(what, extensions) from None
     except (ValueError, UnicodeDecodeError):
-        raise SvcError(Code.BAD_USER_INPUT, f"{what} is not valid JSON") from None
+        raise NotJson(Code.BAD_USER_INPUT, invalid or f"{what} is not valid JSON", extensions=extensions) from None
     pending = [(value, 1)]
     while pending:
         item, depth = pending.pop()
@@ -201,10 +209,12 @@ def parse_json(body: bytes, what: str = "the request body") -> Any:
         for child in children:
             if isinstance(child, (dict, list)):
                 if depth + 1 > MAX_JSON_DEPTH:
-                    raise _too_deep(what)
+                    raise _too_deep(what, extensions)
                 pending.append((child, depth + 1))
     return value
 
 
-def _too_deep(what: str) -> SvcError:
-    return SvcError(Code.BAD_USER_INPUT, f"{what} is nested more than {MAX_JSON_DEPTH} levels deep")
+def _too_deep(what: str, extensions: dict[str, str]) -> SvcError:
+    return SvcError(
+        Code.BAD_USER_INPUT, f"{what} is nested more than {MAX_JSON_DEPTH} levels deep", extensions=extensions
+    )

@@ -28,6 +28,7 @@ from svc.plan import (
     Shape,
     decode_global_id,
     parse_json,
+    render_path,
     value_map,
 )
 
@@ -165,8 +166,8 @@ class FunctionCalls:
                 continue
 
             def on_error(error: GraphQLError, path: Any, name: str = argument.name) -> None:
-                rendered = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
-                raise bad(f"{prefix}{name}{rendered}: {error.message.rstrip('.')}", f"{prefix}{name}{rendered}")
+                where = render_path([f"{prefix}{name}", *path])
+                raise bad(f"{where}: {error.message.rstrip('.')}", where)
 
             type_ = definitions[argument.name].type
             value = self._global_key(argument.type, given[argument.name])

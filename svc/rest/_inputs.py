@@ -9,7 +9,7 @@ required members and values that do not fit are 400 naming the parameter or body
 """
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from graphql import (
@@ -28,7 +28,7 @@ from graphql import (
 
 from svc.errors import Code, SvcError
 from svc.model import Cardinality, Entity, ErrorKind, Model
-from svc.plan import decode_global_id, typed_error
+from svc.plan import NotJson, decode_global_id, parse_json, render_path, typed_error
 
 from ._query import Parameter
 
@@ -135,7 +135,7 @@ class InputTypes:
                 if field is not None:
                     graphql_name = field.name
             if graphql_name in members:
-                raise bad(f"{name} is given twice (under two names)", _render((*path, name)))
+                raise bad(f"{name} is given twice (under two names)", render_path((*path, name)))
             definition = type_.fields.get(graphql_name)
             if definition is None:
                 raise _Unknown((*path, name), type_.name)
@@ -279,10 +279,7 @@ def url_value(text: str, type_: GraphQLInputType, name: str, schema: GraphQLSche
             return text.lower() == "true"
         raise bad(f"{name}: expected true or false; got {text!r}", name)
     if kind == "JSON":
-        try:
-            return json.loads(text)
-        except ValueError:
-            raise bad(f"{name}: expected JSON; got {text!r}", name) from None
+        return parse_json(text.encode(), name, invalid=f"{name}: expected JSON; got {text!r}", field=name)
     return text
 
 
@@ -290,9 +287,9 @@ def list_items(text: str, name: str) -> list[str]:
     """`a,b,"c,d"` or a JSON array of strings and numbers; an empty text is an empty list."""
     if text.startswith("["):
         try:
-            items = json.loads(text)
-        except ValueError:
-            items = None
+            items = parse_json(text.encode(), name, field=name)
+        except NotJson:
+            items = None  # `[1,5)`: a range, or text that starts with a bracket
         if isinstance(items, list):
             return [item if isinstance(item, str) else json.dumps(item) for item in items]
     if text == "":
@@ -321,10 +318,7 @@ def list_items(text: str, name: str) -> list[str]:
 def range_value(text: str, type_: GraphQLInputObjectType, name: str, schema: GraphQLSchema) -> Any:
     """A range input from `[lower,upper)` (an empty bound is unbounded) or a JSON object in the input's shape."""
     if text.startswith("{"):
-        try:
-            return json.loads(text)
-        except ValueError:
-            raise bad(f"{name}: expected a range as JSON or [lower,upper)", name) from None
+        return parse_json(text.encode(), name, invalid=f"{name}: expected a range as JSON or [lower,upper)", field=name)
     if len(text) < 3 or text[0] not in "[(" or text[-1] not in "])" or "," not in text:
         raise bad(f"{name}: expected a range such as [1,5) or a JSON object with start and end", name)
     lower, upper = text[1:-1].split(",", 1)
@@ -341,16 +335,3 @@ def range_value(text: str, type_: GraphQLInputObjectType, name: str, schema: Gra
 
 def _looks_like_range(text: str) -> bool:
     return text[:1] in ("[", "(", "{")
-
-
-def _render(path: Sequence[str | int]) -> str:
-    rendered = ""
-    for part in path:
-        rendered += f"[{part}]" if isinstance(part, int) else (f".{part}" if rendered else str(part))
-    return rendered
-
-
-def as_mapping(value: Any, name: str) -> Mapping[str, Any]:
-    if not isinstance(value, dict):
-        raise bad(f"{name} must be a JSON object", name)
-    return value

@@ -17,7 +17,7 @@ import attrs
 
 from svc.errors import Code, SvcError
 from svc.model import Cardinality, Entity, Model, ReturnKind, upper_snake
-from svc.plan import AGGREGATES, EntityIndex, FieldKind
+from svc.plan import AGGREGATES, EntityIndex, FieldKind, parse_json, render_path
 
 from ._inputs import OPERATORS, QUANTIFIERS, InputTypes, bad, list_items, url_value
 from ._query import Parameter, Parameters
@@ -294,7 +294,7 @@ class Listings:
     def filter_from_body(self, entity: Entity, value: Any, name: str) -> Mapping[str, Any] | None:
         if value is None:
             return None
-        return self.inputs.coerce(value, entity.names.filter, lambda path: _dotted(name, path))
+        return self.inputs.coerce(value, entity.names.filter, lambda path: render_path([name, *path]))
 
     def order(self, entity: Entity, items: list[str], name: str) -> tuple[str, ...]:
         """`name,-created_at,author.username:desc:nullsfirst,messagesCount` as `<Type>OrderBy` values."""
@@ -487,10 +487,7 @@ def _switch(text: str | None, name: str) -> bool:
 
 
 def _json_object(text: str, name: str) -> Any:
-    try:
-        value = json.loads(text)
-    except ValueError:
-        raise bad(f"{name} is not valid JSON", name) from None
+    value = parse_json(text.encode(), name, field=name)
     if not isinstance(value, dict):
         raise bad(f"{name} must be a JSON object", name)
     return value
@@ -544,13 +541,6 @@ def filter_parameter(model: Model, entity: Entity, prefix: str, path: Sequence[s
             return rendered + "".join(f"[{p}]" for p in tail)
         else:
             i += 1
-    return rendered
-
-
-def _dotted(name: str, path: Any) -> str:
-    rendered = name
-    for part in path:
-        rendered += f"[{part}]" if isinstance(part, int) else f".{part}"
     return rendered
 
 

@@ -180,3 +180,12 @@ def assert_rest_safe(status: int, text: str) -> None:
     if isinstance(body, dict) and "codeType" in body:
         text = json.dumps({name: value for name, value in body.items() if name != "detail"})
     assert_safe(status, text)
+
+
+async def test_deeply_nested_json_in_parameters(client):
+    for name in ("filter", "filter[name][in]", "filter[orders][some][number][in]"):
+        status, text = await answer(client, "GET", "/rest/customers", params={name: "[" * 5000})
+        assert status == 400, (name, text)
+        assert json.loads(text)["field"] == name and "nested more than 100 levels" in text
+    status, text = await answer(client, "GET", "/rest/customers", params={"filter": "{" + '"a":{' * 5000})
+    assert status == 400 and "nested more than" in text
