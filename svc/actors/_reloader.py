@@ -30,6 +30,8 @@ log = logging.getLogger("svc.reload")
 
 #: Longest wait between attempts at the first snapshot while the database is unreachable.
 FIRST_SNAPSHOT_RETRY = 2.0
+#: The reason the first-snapshot retry gives: moot, and dropped, once a snapshot is served.
+_NO_SNAPSHOT_YET = "no schema snapshot yet"
 
 
 class Reloader:
@@ -100,7 +102,11 @@ class Reloader:
                     reasons.append(self._requests.receive_nowait())
                 except trio.WouldBlock:
                     break
-            await self.reload(", ".join(dict.fromkeys(reasons)))
+            if self._holder.current is not None:
+                # A retry asked for while the first build was still running must not build a second snapshot.
+                reasons = [reason for reason in reasons if reason != _NO_SNAPSHOT_YET]
+            if reasons:
+                await self.reload(", ".join(dict.fromkeys(reasons)))
 
     async def _until_first_snapshot(self) -> None:
         """Retry the first build with backoff, at most `FIRST_SNAPSHOT_RETRY` apart: a database that comes back
@@ -110,7 +116,7 @@ class Reloader:
             failures += 1
             await trio.sleep(min(FIRST_SNAPSHOT_RETRY, backoff(failures)))
             if self._holder.current is None:
-                self.request("no schema snapshot yet")
+                self.request(_NO_SNAPSHOT_YET)
 
     async def _listen(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """LISTEN on the reload channel on a session connection of its own, reconnecting with backoff.
