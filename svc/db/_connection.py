@@ -35,14 +35,16 @@ class Connection(psycopg.AsyncConnection[Any]):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.lock = trio.Lock()  # type: ignore[assignment]
+        self.lock = trio.Lock()
         #: A statement was abandoned mid-flight: the protocol state is unknown, discard the connection.
         self.interrupted = False
         #: Called with this connection when it is interrupted; it must send the cancel and close it.
         self.on_interrupt: Callable[[Connection], None] | None = None
 
     @classmethod
-    async def connect(  # type: ignore[override]
+    # Not psycopg's signature: a timeout in seconds of its own (psycopg's reads `connect_timeout` among the conninfo
+    # keywords), and no row, cursor or adaptation factories, which the pool never sets.
+    async def connect(  # pyright: ignore[reportIncompatibleMethodOverride]
         cls,
         conninfo: str = "",
         *,
@@ -83,7 +85,8 @@ class Connection(psycopg.AsyncConnection[Any]):
                 return await _wait(gen, fileno)
             with trio.move_on_after(timeout):
                 return await _wait(gen, fileno)
-            raise e._WaitTimeout("wait timeout expired")  # what psycopg's notifies() expects
+            # What psycopg's notifies() expects to end its wait: a private class, with no public one for it.
+            raise e._WaitTimeout("wait timeout expired")  # pyright: ignore[reportPrivateUsage]
         except BaseException:
             if self.pgconn.transaction_status == pq.TransactionStatus.ACTIVE and not self.interrupted:
                 self._interrupt()
@@ -143,8 +146,6 @@ async def _wait(gen: PQGen[Any], fileno: int) -> Any:
     """Drive a generator that waits on one socket."""
     try:
         waiting = next(gen)
-        if waiting is None:  # pragma: no cover - psycopg generators always yield a Wait
-            raise e.InternalError("bad wait state")
         while True:
             ready = await _ready(fileno, waiting)
             waiting = gen.send(ready)

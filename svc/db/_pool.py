@@ -13,8 +13,9 @@ on the search path; `database.statement_cache` prepared statements).
 
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
+from typing import Self
 
 import attrs
 import psycopg
@@ -86,7 +87,7 @@ class Pool:
         return PoolStats(self.name, self.size, len(self._idle), self._used, self._pending)
 
     @asynccontextmanager
-    async def connection(self) -> AsyncIterator[Connection]:
+    async def connection(self) -> AsyncGenerator[Connection, None]:
         """A connection for this task alone until the block ends; opened (and set up) when none is idle."""
         self._pending += 1
         try:
@@ -131,7 +132,7 @@ class Pool:
 
     async def _checkout(self) -> Connection:
         while self._idle:
-            conn, last_used = self._idle.pop()
+            conn, _ = self._idle.pop()
             if conn.looks_alive():
                 return conn
             await self._discard(conn, dead=True)
@@ -181,7 +182,10 @@ class Pool:
         path = [*self._settings.schemas, *(s for s in extension_schemas if s not in self._settings.schemas)]
         # Prepared statements save parsing; their plans are made for the values at hand (page sizes and filters
         # change the best plan a lot), which a generic plan would not know.
-        statements = [sql.SQL("set plan_cache_mode = force_custom_plan"), sql.SQL(COUNT_ESTIMATE_FUNCTION)]
+        statements: list[sql.Composable] = [
+            sql.SQL("set plan_cache_mode = force_custom_plan"),
+            sql.SQL(COUNT_ESTIMATE_FUNCTION),
+        ]
         if path:
             statements.append(sql.SQL("set search_path to {}").format(sql.SQL(", ").join(map(sql.Identifier, path))))
         wanted = self._settings.statement_timeout_ms
@@ -205,24 +209,29 @@ class Pool:
         else:
             trio.lowlevel.spawn_system_task(conn.cancel_and_close)
 
+    @asynccontextmanager
+    async def running(self) -> AsyncGenerator[Self, None]:
+        """This pool, its health check and cancel requests running in a nursery of their own; closed on exit."""
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            nursery.start_soon(_health_check, self)
+            try:
+                yield self
+            finally:
+                nursery.cancel_scope.cancel()
+                self._nursery = None
+                with trio.CancelScope(shield=True):
+                    await self.close()
+
 
 @asynccontextmanager
 async def open_pool(
     conninfo: str, settings: ConnectionSettings, *, size: int, name: str = "primary"
-) -> AsyncIterator[Pool]:
+) -> AsyncGenerator[Pool, None]:
     """A pool whose health check and cancel requests run in a nursery of their own; closed on exit."""
-    pool = Pool(conninfo, settings, size=size, name=name)
     try:
-        async with trio.open_nursery() as nursery:
-            pool._nursery = nursery
-            nursery.start_soon(_health_check, pool)
-            try:
-                yield pool
-            finally:
-                nursery.cancel_scope.cancel()
-                pool._nursery = None
-                with trio.CancelScope(shield=True):
-                    await pool.close()
+        async with Pool(conninfo, settings, size=size, name=name).running() as pool:
+            yield pool
     except BaseExceptionGroup as group:
         # The pool's own tasks never raise, so a group holds only what the block raised: hand that back as it was,
         # so callers catch `SvcError` and the like without unwrapping groups.

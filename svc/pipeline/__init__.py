@@ -1,18 +1,12 @@
-"""The one run path both APIs call (layer 6): plans are compiled (once per shape) and executed; reads come back as
-the database's JSON texts, never decoded; writes run as a sequence of statements in one transaction, their database
-errors typed by the catalog (ARCHITECTURE.md, "The one idea")."""
+"""The one run path both APIs call and the only door to the database (layer 6): plans are checked against the
+limits, compiled once per shape and executed; reads come back as the database's JSON texts, never decoded; writes
+run in one transaction, their database errors typed by the catalog (ARCHITECTURE.md, "The one idea"). The front
+ends import neither `svc.db` nor psycopg: `Session` (who a request runs as) is re-exported here."""
 
-from ._errors import answer_error, application_error
-from ._mutations import MutationFailed, Mutations, Outcome, Payload
-from ._reads import Pipeline, StatementCache
+from svc.db import Session
 
-__all__ = [
-    "answer_error",
-    "MutationFailed",
-    "Outcome",
-    "Payload",
-    "Mutations",
-    "Pipeline",
-    "StatementCache",
-    "application_error",
-]
+from ._payloads import MutationFailed, Payload
+from ._run import Context, Pipeline
+from ._statements import Statements
+
+__all__ = ["Context", "MutationFailed", "Payload", "Pipeline", "Session", "Statements"]

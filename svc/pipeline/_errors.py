@@ -3,16 +3,17 @@
 A violated constraint is named by the catalog: its `<Type>ErrorCode` value (`EMAIL_TAKEN`, `AUTHOR_NOT_FOUND`,
 `REFERENCED_BY_POSTS`, a chosen CHECK name, `<FIELD>_REQUIRED`), the enum it belongs to (`extensions.type`), and the
 input paths of its columns (`extensions.fields`: `input.email`, `inputs[1].email`). When one statement wrote several
-rows, the failing row is found from the key values the database reports. These errors reach the client in every
-mode. A function or trigger raising SQLSTATE `PTxxx` answers status xxx with the author's message; `errors.map`
-names errors by constraint name (which wins) or SQLSTATE.
+rows, the failing row is found from the key values the database reports (of rows that collide with each other, the
+later one: the earlier was written first), or for a missing value from the rows that lack it. These errors reach the
+client in every mode. A function or trigger raising SQLSTATE `PTxxx` answers status xxx with the author's message;
+`errors.map` names errors by constraint name (which wins) or SQLSTATE.
 """
 
 import json
 import logging
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import attrs
 import psycopg
@@ -20,8 +21,8 @@ import psycopg
 from svc.config import ErrorsConfig
 from svc.db import RETRYABLE_SQLSTATES
 from svc.errors import Code, SvcError
-from svc.model import Entity, EntityRef, ErrorCode, ErrorKind, Model
-from svc.plan import render_path, typed_error
+from svc.model import Cardinality, Entity, EntityRef, ErrorCode, ErrorKind, Model
+from svc.plan import BulkWrite, DeleteWrite, RelationWriteKind, RowWrite, Table, render_path, typed_error
 
 log = logging.getLogger("svc.pipeline")
 
@@ -35,8 +36,10 @@ _KEY_DETAIL = re.compile(r"Key \((?P<columns>.*)\)=\((?P<values>.*)\)")
 
 @attrs.frozen
 class RowInput:
-    """Where a written row's values came from: each column's input path, and the values (to find a failing row)."""
+    """Where a written row's values came from: its table, each column's input path, and the values (to find a
+    failing row; a column whose value another write gives, a foreign key, has a path but no value)."""
 
+    table: Table
     path: tuple[str | int, ...]
     values: Mapping[str, Any]
     paths: Mapping[str, tuple[str | int, ...]]
@@ -65,10 +68,12 @@ def write_error(
     diag = exc.diag
     entity = _entity(model, diag.schema_name, diag.table_name) or (model.entity(table) if table else None)
     if entity is None:
-        return None
+        # A domain's CHECK fails reading a value into the column's type, before any table is named.
+        return _domain_error(model, rows, diag.message_primary) if state == "23514" else None
+    rows = [row for row in rows if row.table == Table(entity.schema, entity.table)]
     if state == "23502" and diag.column_name:
         code = _code(entity, ErrorKind.NOT_NULL, columns=(diag.column_name,))
-        row = _failing_row(rows, None)
+        row = _lacking(rows, diag.column_name)
         path = row.path_of(diag.column_name, entity) if row else (diag.column_name,)
         return (
             typed_error(code, entity, [render_path(path)], diag.message_primary or "a value is required")
@@ -77,10 +82,7 @@ def write_error(
         )
     if state == "23503" and (diag.message_primary or "").startswith("update or delete on table"):
         return _referenced_by(exc, model, rows)
-    constraint = diag.constraint_name
-    code = _code(entity, None, constraint=constraint)
-    if code is None and state == "23514" and constraint:
-        code = _domain_check(entity, rows)
+    code = _code(entity, None, constraint=diag.constraint_name)
     if code is None:
         return None
     row = _failing_row(rows, diag.message_detail)
@@ -153,28 +155,71 @@ def _code(
     return None
 
 
-def _domain_check(entity: Entity, rows: Sequence[RowInput]) -> ErrorCode | None:
-    """A domain's CHECK: `<COLUMN>_INVALID` of the written column whose type is a checked domain."""
-    written = {column for row in rows for column in row.values}
-    for code in entity.error_codes:
-        if code.kind is ErrorKind.DOMAIN_CHECK and code.columns[0] in written:
-            return code
+def _domain_error(model: Model, rows: Sequence[RowInput], message: str | None) -> SvcError | None:
+    """A domain's CHECK: `<COLUMN>_INVALID` of the first row that writes a column whose type is a checked domain."""
+    for row in rows:
+        entity = model.entity(EntityRef(row.table.schema, row.table.name))
+        for code in entity.error_codes:
+            if code.kind is ErrorKind.DOMAIN_CHECK and code.columns[0] in row.values:
+                path = render_path(row.path_of(code.columns[0], entity))
+                return typed_error(code, entity, [path], message or code.code)
     return None
 
 
 def _failing_row(rows: Sequence[RowInput], detail: str | None) -> RowInput | None:
-    """The row a multi-row statement failed on, from the key values in the error's detail."""
-    if len(rows) == 1:
-        return rows[0]
+    """The row a multi-row statement failed on, from the key values in the error's detail: of several rows holding
+    them (rows that collide with each other), the later one, since the earlier was written first. Columns whose
+    value another write gave (a foreign key) are not compared."""
+    if len(rows) <= 1:
+        return rows[0] if rows else None
     match = _KEY_DETAIL.match(detail or "")
     if match is None:
-        return rows[0] if rows else None
+        return rows[0]
     columns = [c.strip().strip('"') for c in match.group("columns").split(",")]
     values = [v.strip() for v in match.group("values").split(",")]
+    holding = [
+        row
+        for row in rows
+        if all(str(row.values[c]) == v for c, v in zip(columns, values, strict=False) if c in row.values)
+    ]
+    return holding[1] if len(holding) > 1 else holding[0] if holding else rows[0]
+
+
+def _lacking(rows: Sequence[RowInput], column: str) -> RowInput | None:
+    """The row a NOT NULL violation is about: the first that gives the column no value (or NULL)."""
     for row in rows:
-        if all(str(row.values.get(c)) == v for c, v in zip(columns, values, strict=False)):
+        given_elsewhere = column in row.paths and column not in row.values
+        if row.values.get(column) is None and not given_elsewhere:
             return row
     return rows[0] if rows else None
+
+
+def row_inputs(write: RowWrite | tuple[RowWrite, ...] | BulkWrite | DeleteWrite) -> list[RowInput]:
+    """Every row a write tree writes, with where its values came from: a foreign key another write gives has the
+    path of the relation input that gave it."""
+    if isinstance(write, DeleteWrite):
+        return []
+    if isinstance(write, BulkWrite):
+        if write.values is None:
+            return []
+        return [RowInput(write.table, (), write.values.row(), dict(write.values.paths))]
+    found: list[RowInput] = []
+    for row in write if isinstance(write, tuple) else (write,):
+        _rows_of(row, {}, found)
+    return found
+
+
+def _rows_of(write: RowWrite, given: Mapping[str, tuple[str | int, ...]], found: list[RowInput]) -> None:
+    paths = dict(write.values.paths) | dict(given)
+    for related in write.related:
+        if related.cardinality is Cardinality.TO_ONE and related.kind is not RelationWriteKind.UPDATE:
+            paths |= {local: related.path for local, _ in related.pairs}
+    values = {c: v for c, v in write.values.values if c not in given}
+    found.append(RowInput(write.table, write.path, values, paths))
+    for related in write.related:
+        children = related.cardinality is Cardinality.TO_MANY
+        for row in related.rows:
+            _rows_of(row, {child: related.path for _, child in related.pairs} if children else {}, found)
 
 
 def _custom(exc: psycopg.Error, status: int) -> SvcError:
@@ -188,8 +233,8 @@ def _custom(exc: psycopg.Error, status: int) -> SvcError:
     except ValueError:
         parsed = None
     if isinstance(parsed, dict):
-        message = str(parsed.pop("message", message))
-        members = parsed
+        members = cast("dict[str, Any]", parsed)  # a JSON object: its keys are strings
+        message = str(members.pop("message", message))
     code = str(members.pop("code", None) or diag.message_hint or "APPLICATION_ERROR")
     extensions: dict[str, Any] = dict(members)
     hint = extensions.pop("hint", None) or diag.message_hint

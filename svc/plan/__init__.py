@@ -1,7 +1,6 @@
 """The operation plan (layer 4): the intermediate representation both front ends build and the compiler reads."""
 
 from ._arguments import Arguments, Order, escape_like, like_pattern, link_of
-from ._budget import Budget, check_written_rows
 from ._cursors import decode_cursor, decode_global_id, encode_global_id
 from ._fields import (
     AGGREGATES,
@@ -16,12 +15,10 @@ from ._fields import (
     order_values,
     orderable_computed,
 )
-from ._inputs import WriteInputs, count_rows, key_value, render_path, table, typed_error
 from ._ir import (
     And,
     Argument,
     AttributeOutput,
-    Cardinality,
     Cast,
     ColumnOutput,
     ColumnRef,
@@ -60,6 +57,7 @@ from ._ir import (
     Quantifier,
     RangeMap,
     Read,
+    ReadKind,
     ReadPlan,
     Related,
     RelatedAggregate,
@@ -73,7 +71,9 @@ from ._ir import (
     ValueMap,
     ValueMapping,
 )
+from ._limits import LimitExceeded, check_mutation, check_read, count_rows
 from ._mapping import EVERYTHING, Everything, Selection, row_version, value_map, without_versions
+from ._naming import Naming
 from ._operators import (
     LIST,
     FilterOperator,
@@ -83,9 +83,21 @@ from ._operators import (
     range_operators,
     scalar_operators,
 )
-from ._statements import DeleteRows, InsertRows, LinkRows, SelectRows, Statement, SyncRows, UpdateRows, Version
-from ._values import MAX_JSON_DEPTH, NotJson, Params, bad_input, coerce, enum_label, json_text, parse_json, scalar, text
-from ._writes import (
+from ._values import (
+    MAX_JSON_DEPTH,
+    NotJson,
+    Params,
+    bad_input,
+    coerce,
+    encode_json,
+    enum_label,
+    json_text,
+    parse_json,
+    scalar,
+    text,
+)
+from ._write_inputs import WriteInputs, key_value, render_path, table, typed_error
+from ._write_plan import (
     BulkWrite,
     DeleteWrite,
     KeyLookup,
@@ -103,13 +115,15 @@ from ._writes import (
 )
 
 __all__ = [
-    "check_written_rows",
+    "check_mutation",
+    "check_read",
+    "LimitExceeded",
+    "Naming",
     "without_versions",
     "MAX_JSON_DEPTH",
     "NotJson",
     "parse_json",
     "row_version",
-    "Budget",
     "CursorOutput",
     "JsonPathOutput",
     "RowsFormat",
@@ -144,7 +158,7 @@ __all__ = [
     "And",
     "Argument",
     "AttributeOutput",
-    "Cardinality",
+    "ReadKind",
     "Cast",
     "ColumnOutput",
     "ColumnRef",
@@ -193,27 +207,19 @@ __all__ = [
     "ValueMap",
     "ValueMapping",
     "BulkWrite",
-    "DeleteRows",
     "DeleteWrite",
-    "InsertRows",
     "KeyLookup",
     "MutationPlan",
     "MutationStep",
     "PayloadKind",
     "PayloadMember",
-    "LinkRows",
     "OnConflict",
     "Params",
     "RelatedWrite",
     "RelationWriteKind",
     "RowWrite",
-    "SelectRows",
     "Slots",
-    "Statement",
-    "SyncRows",
-    "UpdateRows",
     "Values",
-    "Version",
     "Write",
     "WriteInputs",
     "bad_input",
@@ -227,6 +233,7 @@ __all__ = [
     "encode_global_id",
     "enum_label",
     "json_text",
+    "encode_json",
     "scalar",
     "text",
 ]

@@ -3,21 +3,23 @@
 
 Bad input is refused here, before any SQL: LIKE patterns ending in the escape character, cursors the connection did
 not issue, negative page sizes (BAD_USER_INPUT), and pages over `limits.page_size.max` (PAGE_SIZE_EXCEEDED with
-`limit` and `actual`).
+`limit` and `actual`). An error's path is built from the names in the value walked, as the front end's `Naming` says
+(GraphQL's by default: `filter.title.like`; REST's: `filter[title][like]`).
 """
 
+import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
 from svc.config import LimitsConfig
 from svc.errors import Code, SvcError
+from svc.model import Argument as FunctionArgument
 from svc.model import Cardinality, Entity, Field, Model, Relation, Scalar, ValueKind, ValueType
 
 from ._cursors import decode_cursor
-from ._fields import AGGREGATES, EntityIndex, FieldKind, OrderKind
-from ._inputs import table
+from ._fields import AGGREGATES, EntityIndex, FieldKind, OrderKind, OrderValue
 from ._ir import (
     And,
     Argument,
@@ -44,10 +46,12 @@ from ._ir import (
     RelatedCount,
 )
 from ._ir import Operator as Op
+from ._naming import GRAPHQL_NAMING, Naming, rendered
 from ._operators import FilterOperator, Operand, enum_operators, list_operators, range_operators, scalar_operators
 from ._values import Params, bad_input, coerce, text
+from ._write_inputs import table
 
-_ARRAY_OPERANDS = frozenset({Operand.VALUES, Operand.STRINGS})
+Path = Sequence[str | int]
 
 
 @attrs.frozen
@@ -71,17 +75,23 @@ def link_of(relation: Relation, model: Model) -> Link | JunctionLink:
 
 
 class Arguments:
-    """Plans the arguments of one operation; values go into `params`."""
+    """Plans the arguments of one operation; values go into `params`; errors name paths as `naming` says."""
 
-    def __init__(self, model: Model, index: EntityIndex, limits: LimitsConfig, params: Params) -> None:
+    def __init__(
+        self, model: Model, index: EntityIndex, limits: LimitsConfig, params: Params, naming: Naming = GRAPHQL_NAMING
+    ) -> None:
         self.model = model
         self.index = index
         self.limits = limits
         self.params = params
+        self.naming = naming
+
+    def _at(self, path: Path) -> tuple[str, ...]:
+        return rendered(self.naming, path)
 
     # --- filter ------------------------------------------------------------------------------------------------
 
-    def filter(self, entity: Entity, value: Mapping[str, Any] | None, path: Sequence[str | int]) -> Filter | None:
+    def filter(self, entity: Entity, value: Mapping[str, Any] | None, path: Path) -> Filter | None:
         """`<Type>Filter`: every member must hold; `and`, `or`, `not` combine; null members are ignored."""
         if value is None:
             return None
@@ -90,16 +100,16 @@ class Arguments:
         for name, member in value.items():
             if member is None:
                 continue
-            where = [*path, name]
             if name in ("and", "or"):
-                members = (self.filter(entity, v, [*where, i]) for i, v in enumerate(member))
+                members = (self.filter(entity, v, [*path, name, i]) for i, v in enumerate(member))
                 combined = tuple(f for f in members if f is not None)
                 items.append(And(combined) if name == "and" else Or(combined))
             elif name == "not":
-                inner = self.filter(entity, member, where)
+                inner = self.filter(entity, member, [*path, name])
                 if inner is not None:
                     items.append(Not(inner))
             else:
+                where = [*path, self.naming.field(entity, name)]
                 meaning = fields[name]
                 if meaning.kind is FieldKind.COLUMN:
                     assert meaning.field is not None
@@ -113,7 +123,7 @@ class Arguments:
                     items.append(self._related(meaning.relation, member, where))
         return And(tuple(items)) if len(items) != 1 else items[0]
 
-    def _related(self, relation: Relation, value: Mapping[str, Any], path: Sequence[str | int]) -> Filter:
+    def _related(self, relation: Relation, value: Mapping[str, Any], path: Path) -> Filter:
         target = self.model.entity(relation.target)
         link = link_of(relation, self.model)
         if relation.kind is Cardinality.TO_ONE:
@@ -130,16 +140,18 @@ class Arguments:
         fields = self.index.fields(target)
         number = ValueType(ValueKind.SCALAR, Scalar.FLOAT.value, "float8")
         for function in AGGREGATES:
-            for name, member in (value.get(function) or {}).items():
+            members: Mapping[str, Any] = value.get(function) or {}
+            for name, member in members.items():
                 if member is not None:
                     field = fields[name].field
                     assert field is not None
                     aggregate = RelatedAggregate(table(target), link, function, field.column)
-                    items += self._operators(aggregate, number, member, [*path, function, name])
+                    where = [*path, function, self.naming.field(target, name)]
+                    items += self._operators(aggregate, number, member, where)
         return And(tuple(items)) if len(items) != 1 else items[0]
 
     def _operators(
-        self, expression: Expression, type_: ValueType, value: Mapping[str, Any], path: Sequence[str | int]
+        self, expression: Expression, type_: ValueType, value: Mapping[str, Any], path: Path
     ) -> list[Filter]:
         operators = {op.name: op for op in _operators_of(type_)}
         if type_.kind is ValueKind.SCALAR and type_.sql_type == "json":
@@ -149,11 +161,11 @@ class Arguments:
         for name, operand in value.items():
             if operand is None:
                 continue
-            where = [*path, name]
             operator = operators[name]
             if operator.plan is None:  # isNull
                 items.append(IsNull(expression, bool(operand)))
                 continue
+            where = [*path, self.naming.operator(name)]
             items.append(self._compare(expression, type_, operator, operand, where))
         return items
 
@@ -163,11 +175,12 @@ class Arguments:
         type_: ValueType,
         operator: FilterOperator,
         operand: Any,
-        path: Sequence[str | int],
+        path: Path,
     ) -> Filter:
-        assert operator.plan is not None
+        plan = operator.plan
+        assert plan is not None
         if operator.operand in (Operand.VALUES, Operand.STRINGS, Operand.ITEMS) and not operand:
-            if operator.plan in (
+            if plan in (
                 Op.IN,
                 Op.IN_INSENSITIVE,
                 Op.LIKE_ANY,
@@ -178,43 +191,59 @@ class Arguments:
                 Op.GTE_ANY,
             ):
                 return Constant(False)  # nothing to be equal to
-            if operator.plan in (Op.NOT_IN, Op.NOT_IN_INSENSITIVE):
+            if plan in (Op.NOT_IN, Op.NOT_IN_INSENSITIVE):
                 return Constant(True)
         if operator.pattern is not None:
-            pattern = operator.pattern.format(escape_like(text(operand, path)))
-            return Compare(expression, operator.plan, self.params.add(pattern, "text"))
-        if operator.plan in (Op.LIKE, Op.NOT_LIKE, Op.ILIKE, Op.NOT_ILIKE):
-            return Compare(expression, operator.plan, self.params.add(like_pattern(operand, path), "text"))
-        if operator.plan in (Op.LIKE_ANY, Op.LIKE_ALL, Op.ILIKE_ANY, Op.ILIKE_ALL):
-            patterns = [like_pattern(p, [*path, i]) for i, p in enumerate(operand)]
-            return Compare(expression, operator.plan, self.params.add(patterns, "text[]"))
+            pattern = operator.pattern.format(escape_like(text(operand, self._at(path))))
+            return Compare(expression, plan, self.params.add(pattern, "text"))
+        if plan in (Op.LIKE, Op.NOT_LIKE, Op.ILIKE, Op.NOT_ILIKE):
+            return Compare(expression, plan, self.params.add(like_pattern(operand, self._at(path)), "text"))
+        if plan in (Op.LIKE_ANY, Op.LIKE_ALL, Op.ILIKE_ANY, Op.ILIKE_ALL):
+            patterns = [like_pattern(p, self._at([*path, i])) for i, p in enumerate(operand)]
+            return Compare(expression, plan, self.params.add(patterns, "text[]"))
         value, sql_type = self._operand(type_, operator, operand, path)
-        return Compare(expression, operator.plan, self.params.add(value, sql_type))
+        return Compare(expression, plan, self.params.add(value, sql_type))
 
-    def _operand(
-        self, type_: ValueType, operator: FilterOperator, operand: Any, path: Sequence[str | int]
-    ) -> tuple[Any, str]:
+    def _operand(self, type_: ValueType, operator: FilterOperator, operand: Any, path: Path) -> tuple[Any, str]:
         kind = operator.operand
         if kind is Operand.STRING:
-            sql_type = {Op.MATCHES_PATH: "jsonpath", Op.EXISTS_PATH: "jsonpath"}.get(operator.plan, "text")  # type: ignore[arg-type]
-            return text(operand, path), sql_type
+            paths = operator.plan in (Op.MATCHES_PATH, Op.EXISTS_PATH)
+            return text(operand, self._at(path)), "jsonpath" if paths else "text"
         if kind is Operand.STRINGS:
-            return [text(v, [*path, i]) for i, v in enumerate(operand)], "text[]"
+            return [text(v, self._at([*path, i])) for i, v in enumerate(operand)], "text[]"
         if type_.kind is ValueKind.LIST:
             assert type_.item is not None
             if kind is Operand.ITEM:
-                return coerce(operand, type_.item, self.model, path), type_.item.sql_type
-            return coerce(operand, type_, self.model, path), type_.sql_type
+                return self._value(operand, type_.item, path), type_.item.sql_type
+            return self._value(operand, type_, path), type_.sql_type
         if type_.kind is ValueKind.RANGE and kind is Operand.ITEM:
-            bound = next(r.bound for r in self.model.ranges if r.name == type_.name)
-            return coerce(operand, bound, self.model, path), bound.sql_type
+            bound = self._bound(type_)
+            return self._value(operand, bound, path), bound.sql_type
         if kind is Operand.VALUES:
-            return [coerce(v, type_, self.model, [*path, i]) for i, v in enumerate(operand)], f"{type_.sql_type}[]"
-        return coerce(operand, type_, self.model, path), type_.sql_type
+            return [self._value(v, type_, [*path, i]) for i, v in enumerate(operand)], f"{type_.sql_type}[]"
+        return self._value(operand, type_, path), type_.sql_type
+
+    def _value(self, value: Any, type_: ValueType, path: Path) -> Any:
+        """A client's value of an API type, as bound (`coerce`). The items of a list and the bounds of a range are
+        checked at their own paths first, so the front end names them (REST's paths end at the URL parameter)."""
+        if value is None:
+            return None
+        if type_.kind is ValueKind.LIST:
+            assert type_.item is not None
+            items = cast("list[Any]", value) if isinstance(value, list) else [value]  # a single value where a list goes
+            return [self._value(item, type_.item, [*path, i]) for i, item in enumerate(items)]
+        if type_.kind is ValueKind.RANGE and isinstance(value, Mapping):
+            for side, bound in cast("Mapping[str, Any]", value).items():
+                if side in ("start", "end") and isinstance(bound, Mapping) and "value" in bound:
+                    self._value(cast("Mapping[str, Any]", bound)["value"], self._bound(type_), [*path, side, "value"])
+        return coerce(value, type_, self.model, self._at(path))
+
+    def _bound(self, type_: ValueType) -> ValueType:
+        return next(r.bound for r in self.model.ranges if r.name == type_.name)
 
     # --- condition ---------------------------------------------------------------------------------------------
 
-    def condition(self, entity: Entity, value: Mapping[str, Any] | None, path: Sequence[str | int]) -> Filter | None:
+    def condition(self, entity: Entity, value: Mapping[str, Any] | None, path: Path) -> Filter | None:
         """`<Type>Condition`: each member equal to its value (null: IS NULL); all must hold."""
         if not value:
             return None
@@ -230,7 +259,7 @@ class Arguments:
             if member is None:
                 items.append(IsNull(expression, True))
             else:
-                bound = coerce(member, field.type, self.model, [*path, name])
+                bound = self._value(member, field.type, [*path, self.naming.field(entity, name)])
                 items.append(Compare(expression, Op.EQ, self.params.add(bound, sql_type)))
         return And(tuple(items)) if len(items) != 1 else items[0]
 
@@ -246,8 +275,7 @@ class Arguments:
         items: list[OrderItem] = []
         types: list[str] = []
         for name in given:
-            order = values[name]
-            for item, sql_type in self._order_items(entity, order):
+            for item, sql_type in self._order_items(entity, values[name]):
                 if item.expression not in [i.expression for i in items]:
                     items.append(item)
                     types.append(sql_type)
@@ -265,7 +293,7 @@ class Arguments:
             signature = f"{entity.type_name}:{','.join(given) or 'SOURCE'}:POSITION"
         return Order(tuple(items), tuple(types), signature, total)
 
-    def _order_items(self, entity: Entity, order: Any) -> list[tuple[OrderItem, str]]:
+    def _order_items(self, entity: Entity, order: OrderValue) -> list[tuple[OrderItem, str]]:
         kind, descending, nulls_first = order.kind, order.descending, order.nulls_first
         if kind is OrderKind.NATURAL:
             return []
@@ -276,24 +304,22 @@ class Arguments:
             ]
         if kind is OrderKind.FIELD:
             field = order.field
+            assert field is not None
             return [(OrderItem(_column(field), descending, nulls_first, field.nullable), field.type.sql_type)]
         if kind is OrderKind.RELATED_FIELD:
             relation, field = order.relation, order.field
-            target = self.model.entity(relation.target)
-            expression = RelatedColumn(table(target), link_of(relation, self.model), field.column)  # type: ignore[arg-type]
+            assert relation is not None and field is not None
+            link = link_of(relation, self.model)
+            assert isinstance(link, Link)  # a to-one relation
+            expression = RelatedColumn(table(self.model.entity(relation.target)), link, field.column)
             return [(OrderItem(expression, descending, nulls_first, True), field.type.sql_type)]
         if kind is OrderKind.RELATED_COUNT:
             relation = order.relation
-            target = self.model.entity(relation.target)
-            return [
-                (
-                    OrderItem(
-                        RelatedCount(table(target), link_of(relation, self.model)), descending, descending, False
-                    ),
-                    "bigint",
-                )
-            ]
+            assert relation is not None
+            count = RelatedCount(table(self.model.entity(relation.target)), link_of(relation, self.model))
+            return [(OrderItem(count, descending, descending, False), "bigint")]
         computed = order.computed
+        assert computed is not None and computed.returns.type is not None
         call = FunctionCall(computed.schema, computed.function, row_argument=True)
         return [(OrderItem(ComputedRef(call), descending, nulls_first, True), computed.returns.type.sql_type)]
 
@@ -301,9 +327,9 @@ class Arguments:
 
     def call(
         self,
-        declared: Sequence[Any],
+        declared: Sequence[FunctionArgument],
         given: Mapping[str, Any],
-        path: Sequence[str | int],
+        path: Path,
         from_columns: Mapping[str, str] | None = None,
     ) -> tuple[Argument, ...]:
         """Arguments by name; an omitted one takes its default, or NULL when it has none. Unnamed arguments go
@@ -320,14 +346,14 @@ class Arguments:
                     continue
             elif argument.name not in given and not argument.required:
                 continue
-            value = coerce(given.get(argument.name), argument.type, self.model, [*path, argument.name])
+            value = self._value(given.get(argument.name), argument.type, [*path, argument.name])
             arguments.append(Argument(argument.sql_name, self.params.add(value, argument.type.sql_type)))
         arguments.sort(key=lambda a: a.name is not None)  # positional first
         return tuple(arguments)
 
     # --- pages -------------------------------------------------------------------------------------------------
 
-    def list_page(self, arguments: Mapping[str, Any], path: Sequence[str | int]) -> tuple[Page, int]:
+    def list_page(self, arguments: Mapping[str, Any], path: Path) -> tuple[Page, int]:
         """A plain list's rows: `first` (at most `page_size.max`; without it, cut there) and `offset`."""
         first = self._size(arguments.get("first"), "first", path)
         limit = first if first is not None else self.limits.page_size.max
@@ -337,9 +363,7 @@ class Arguments:
         )
         return page, limit if limit is not None else 1000
 
-    def connection_page(
-        self, arguments: Mapping[str, Any], order: Order, path: Sequence[str | int]
-    ) -> tuple[Page, int]:
+    def connection_page(self, arguments: Mapping[str, Any], order: Order, path: Path) -> tuple[Page, int]:
         """SPEC "Pagination rules": first/after forward, last/before backward, both (the last of the first),
         offset past the cursor, the default page size without either."""
         first = self._size(arguments.get("first"), "first", path)
@@ -365,18 +389,20 @@ class Arguments:
         return page, size if size is not None else 1000
 
     def _positional_page(
-        self, arguments: Mapping[str, Any], order: Order, path: Sequence[str | int], first: int | None, last: int | None
+        self, arguments: Mapping[str, Any], order: Order, path: Path, first: int | None, last: int | None
     ) -> tuple[Page, int]:
         """A page of rows in an order that is not total (no key to end it, or no order but the source's): cursors
         hold positions (1 for the first row), so `after`, `before` and `offset` become one window of positions,
         read as limit and offset. `last` needs `before` here: there is no end to read back from."""
         after = self._position(arguments.get("after"), order, [*path, "after"])
         before = self._position(arguments.get("before"), order, [*path, "before"])
-        offset = arguments.get("offset") or 0
+        offset: int = arguments.get("offset") or 0
         if offset < 0:
-            raise bad_input(f"offset must not be negative; got {offset}", [*path, "offset"])
+            raise bad_input(f"offset must not be negative; got {offset}", self._at([*path, "offset"]))
         if last is not None and first is None and before is None:
-            raise bad_input("last needs before (or an order) on a list in its source's order", [*path, "last"])
+            raise bad_input(
+                "last needs before (or an order) on a list in its source's order", self._at([*path, "last"])
+            )
         if first is None and last is None:
             default = self.limits.page_size.default
             first = default if default is not None else self.limits.page_size.max
@@ -401,19 +427,20 @@ class Arguments:
         )
         return page, size
 
-    def _position(self, value: Any, order: Order, path: Sequence[str | int]) -> int | None:
+    def _position(self, value: Any, order: Order, path: Path) -> int | None:
         if value is None:
             return None
         values = decode_cursor(value, order.signature, 1)
-        if values is None or not isinstance(values[0], int) or isinstance(values[0], bool) or values[0] < 0:
-            raise bad_input("this cursor was not issued by this connection for this orderBy", path)
-        return values[0]
+        position = values[0] if values is not None else None
+        if not isinstance(position, int) or isinstance(position, bool) or position < 0:
+            raise bad_input("this cursor was not issued by this connection for this orderBy", self._at(path))
+        return position
 
-    def _size(self, value: Any, name: str, path: Sequence[str | int]) -> int | None:
+    def _size(self, value: Any, name: str, path: Path) -> int | None:
         if value is None:
             return None
         if value < 0:
-            raise bad_input(f"{name} must not be negative; got {value}", [*path, name])
+            raise bad_input(f"{name} must not be negative; got {value}", self._at([*path, name]))
         maximum = self.limits.page_size.max
         if maximum is not None and value > maximum:
             raise SvcError(
@@ -423,19 +450,19 @@ class Arguments:
             )
         return int(value)
 
-    def _offset(self, value: Any, path: Sequence[str | int]) -> Param | None:
+    def _offset(self, value: Any, path: Path) -> Param | None:
         if value is None:
             return None
         if value < 0:
-            raise bad_input(f"offset must not be negative; got {value}", [*path, "offset"])
+            raise bad_input(f"offset must not be negative; got {value}", self._at([*path, "offset"]))
         return self.params.add(int(value), "bigint")
 
-    def _cursor(self, value: Any, order: Order, path: Sequence[str | int]) -> tuple[Param, ...] | None:
+    def _cursor(self, value: Any, order: Order, path: Path) -> tuple[Param, ...] | None:
         if value is None:
             return None
         values = decode_cursor(value, order.signature, len(order.items))
         if values is None:
-            raise bad_input("this cursor was not issued by this connection for this orderBy", path)
+            raise bad_input("this cursor was not issued by this connection for this orderBy", self._at(path))
         return tuple(self.params.add(_cursor_value(v), t) for v, t in zip(values, order.types, strict=True))
 
 
@@ -444,7 +471,7 @@ def escape_like(value: str) -> str:
     return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def like_pattern(value: Any, path: Sequence[str | int]) -> str:
+def like_pattern(value: Any, path: Path) -> str:
     """A client's LIKE pattern; one ending in an unpaired escape character is refused (SPEC "Errors")."""
     pattern = text(value, path)
     trailing = len(pattern) - len(pattern.rstrip("\\"))
@@ -475,7 +502,5 @@ def _column_type(entity: Entity, column: str) -> str:
 def _cursor_value(value: Any) -> Any:
     """A cursor's JSON value as a parameter: JSON objects and arrays (JSON columns) go back as JSON text."""
     if isinstance(value, (dict, list)):
-        import json
-
         return json.dumps(value)
     return value

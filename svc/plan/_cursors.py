@@ -12,6 +12,8 @@ import decimal
 import json
 from typing import Any
 
+from ._values import is_json_array
+
 
 def encode_global_id(type_name: str, key: object) -> str:
     return base64.b64encode(f"{type_name}:{key}".encode()).decode()
@@ -37,7 +39,7 @@ def decode_cursor(text: object, signature: str, values: int) -> list[Any] | None
         items = json.loads(decoded, parse_float=decimal.Decimal)
     except ValueError:
         return None
-    if not isinstance(items, list) or len(items) != values + 1 or items[0] != signature:
+    if not is_json_array(items) or len(items) != values + 1 or items[0] != signature:
         return None
     return items[1:]
 

@@ -117,7 +117,16 @@ def order_values(entity: Entity, model: Model) -> dict[str, OrderValue]:
     return values
 
 
-def _add(values: dict[str, OrderValue], name: str, nullable: bool, kind: OrderKind, **what: object) -> None:
+def _add(
+    values: dict[str, OrderValue],
+    name: str,
+    nullable: bool,
+    kind: OrderKind,
+    *,
+    field: Field | None = None,
+    relation: Relation | None = None,
+    computed: ComputedField | None = None,
+) -> None:
     """`NAME_ASC`, `NAME_DESC`, and for nullable values `NAME_ASC_NULLS_FIRST`, `NAME_DESC_NULLS_LAST`.
 
     Default NULL placement: last ascending, first descending (SPEC "orderBy").
@@ -126,7 +135,9 @@ def _add(values: dict[str, OrderValue], name: str, nullable: bool, kind: OrderKi
     if nullable:
         variants += [("ASC_NULLS_FIRST", False, True), ("DESC_NULLS_LAST", True, False)]
     for suffix, descending, nulls_first in variants:
-        values[f"{name}_{suffix}"] = OrderValue(f"{name}_{suffix}", kind, descending, nulls_first, **what)  # type: ignore[arg-type]
+        values[f"{name}_{suffix}"] = OrderValue(
+            f"{name}_{suffix}", kind, descending, nulls_first, field=field, relation=relation, computed=computed
+        )
 
 
 def orderable_computed(computed: ComputedField) -> bool:
@@ -160,8 +171,8 @@ class EntityIndex:
     """Lazily built, per snapshot: field meanings and order values of each entity type, by type name."""
 
     model: Model
-    _fields: dict[str, Mapping[str, FieldMeaning]] = attrs.field(factory=dict)
-    _orders: dict[str, Mapping[str, OrderValue]] = attrs.field(factory=dict)
+    _fields: dict[str, Mapping[str, FieldMeaning]] = attrs.field(factory=dict[str, Mapping[str, FieldMeaning]])
+    _orders: dict[str, Mapping[str, OrderValue]] = attrs.field(factory=dict[str, Mapping[str, OrderValue]])
 
     def fields(self, entity: Entity) -> Mapping[str, FieldMeaning]:
         found = self._fields.get(entity.type_name)

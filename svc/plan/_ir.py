@@ -428,7 +428,9 @@ class Shape:
 # --- reads -------------------------------------------------------------------------------------------------------
 
 
-class Cardinality(enum.Enum):
+class ReadKind(enum.Enum):
+    """What JSON a read gives."""
+
     ONE = "one"  # an object or null
     MANY = "many"  # an array
     PAGE = "page"  # a connection object (`PageMembers`)
@@ -498,12 +500,12 @@ class Read:
 
     source: Table | FunctionCall | JsonRows
     shape: Shape
-    cardinality: Cardinality
+    kind: ReadKind
     link: Link | JunctionLink | None = None
     filter: Filter | None = None
     order: tuple[OrderItem, ...] = ()
     page: Page = Page()
-    #: Connection members (cardinality PAGE), and the order signature its cursors carry.
+    #: Connection members (kind PAGE), and the order signature its cursors carry.
     page_outputs: tuple[PageOutput, ...] = ()
     cursor_signature: str = ""
     hierarchy: Hierarchy | None = None

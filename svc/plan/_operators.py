@@ -72,7 +72,7 @@ _MEANINGS: dict[str, tuple[Op, str | None]] = {
 
 
 def _ops(*items: tuple[str, Operand, str]) -> tuple[FilterOperator, ...]:
-    operators = []
+    operators: list[FilterOperator] = []
     for name, operand, description in items:
         meaning, pattern = _MEANINGS.get(name, (None, None))
         operators.append(FilterOperator(name, operand, description, meaning, pattern))

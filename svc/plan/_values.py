@@ -11,8 +11,8 @@ import decimal
 import json
 import re
 import uuid
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Any, TypeGuard, cast
 
 from svc.errors import Code, SvcError
 from svc.model import Model, Scalar, ValueKind, ValueType
@@ -43,6 +43,16 @@ class Params:
         return {f"p{index}": value for index, value in enumerate(self.values)}
 
 
+def is_json_array(value: object) -> TypeGuard[list[Any]]:
+    """A decoded JSON array (or a list of input values): its items may be anything."""
+    return isinstance(value, list)
+
+
+def is_json_object(value: object) -> TypeGuard[dict[str, Any]]:
+    """A decoded JSON object (or an input object): its members may be anything."""
+    return isinstance(value, dict)
+
+
 def bad_input(message: str, path: Sequence[str | int] = ()) -> SvcError:
     extensions = {"field": ".".join(str(p) for p in path)} if path else {}
     return SvcError(Code.BAD_USER_INPUT, message, extensions=extensions)
@@ -53,10 +63,9 @@ def coerce(value: Any, type_: ValueType, model: Model, path: Sequence[str | int]
     if value is None:
         return None
     if type_.kind is ValueKind.LIST:
-        if not isinstance(value, list):
-            value = [value]  # GraphQL input coercion: a single value where a list goes
+        items = value if is_json_array(value) else [value]  # GraphQL input coercion: a single value where a list goes
         assert type_.item is not None
-        return [coerce(item, type_.item, model, [*path, i]) for i, item in enumerate(value)]
+        return [coerce(item, type_.item, model, [*path, i]) for i, item in enumerate(items)]
     if type_.kind is ValueKind.ENUM:
         return enum_label(value, type_.name, model, path)
     if type_.kind is ValueKind.COMPOSITE:
@@ -124,10 +133,44 @@ def text(value: Any, path: Sequence[str | int] = ()) -> str:
 
 def json_text(value: Any, path: Sequence[str | int] = ()) -> str:
     """A JSON value as the text bound to a `jsonb` parameter (NUL is refused: PostgreSQL text cannot hold it)."""
-    encoded = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    encoded = encode_json(value)
     if "\\u0000" in encoded:
         raise bad_input("JSON may not contain the NUL character", path)
     return encoded
+
+
+def encode_json(value: Any) -> str:
+    """Values as JSON text, numbers exact: a Decimal is written as the number it is, not as a float or a string (a
+    JSON column keeps every digit a client sent; a numeric column reads it as it reads a string). Other values
+    JSON does not know are written as their text (as they are bound)."""
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_not_decimal)
+    except _Decimal:
+        return _exact(value)
+
+
+class _Decimal(Exception):
+    """A Decimal met while encoding: the value is encoded again, exactly."""
+
+
+def _not_decimal(value: object) -> str:
+    if isinstance(value, decimal.Decimal):
+        raise _Decimal
+    return str(value)
+
+
+def _exact(value: Any) -> str:
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if isinstance(value, dict):
+        members = cast("dict[Any, Any]", value)
+        return (
+            "{" + ",".join(json.dumps(str(k), ensure_ascii=False) + ":" + _exact(v) for k, v in members.items()) + "}"
+        )
+    if isinstance(value, list | tuple):
+        items = cast("list[Any] | tuple[Any, ...]", value)
+        return "[" + ",".join(_exact(item) for item in items) + "]"
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def _integer(value: Any, bounds: tuple[int, int], name: str, path: Sequence[str | int]) -> int:
@@ -164,17 +207,18 @@ def _temporal(value: Any, kind: Scalar, path: Sequence[str | int]) -> str:
 def range_literal(value: Any, type_: ValueType, model: Model, path: Sequence[str | int]) -> str:
     """A range input `{start: {value, inclusive}, end: {...}}` as PostgreSQL's range text (`[1,5)`); a missing
     bound is unbounded."""
-    if not isinstance(value, dict):
+    if not is_json_object(value):
         raise bad_input("expected a range object with start and end", path)
     bound_type = next(r.bound for r in model.ranges if r.name == type_.name)
-    texts, inclusive = [], []
+    texts: list[str] = []
+    inclusive: list[bool] = []
     for side in ("start", "end"):
         bound = value.get(side)
         if bound is None:
             texts.append("")
             inclusive.append(False)
             continue
-        if not isinstance(bound, dict) or "value" not in bound or not isinstance(bound.get("inclusive"), bool):
+        if not is_json_object(bound) or "value" not in bound or not isinstance(bound.get("inclusive"), bool):
             raise bad_input(f"expected {side} as {{value, inclusive}}", [*path, side])
         item = str(coerce(bound["value"], bound_type, model, [*path, side, "value"]))
         texts.append('"' + item.replace("\\", "\\\\").replace('"', '\\"') + '"')
@@ -202,12 +246,12 @@ def parse_json(
         raise _too_deep(what, extensions) from None
     except (ValueError, UnicodeDecodeError):
         raise NotJson(Code.BAD_USER_INPUT, invalid or f"{what} is not valid JSON", extensions=extensions) from None
-    pending = [(value, 1)]
+    pending: list[tuple[Any, int]] = [(value, 1)]
     while pending:
         item, depth = pending.pop()
-        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        children: Iterable[Any] = item.values() if is_json_object(item) else item if is_json_array(item) else ()
         for child in children:
-            if isinstance(child, (dict, list)):
+            if is_json_object(child) or is_json_array(child):
                 if depth + 1 > MAX_JSON_DEPTH:
                     raise _too_deep(what, extensions)
                 pending.append((child, depth + 1))

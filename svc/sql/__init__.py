@@ -1,7 +1,22 @@
-"""The compiler (layer 5): a plan becomes one SQL statement and its parameter names. Pure: it never touches the
-database and cannot fail on user input (the planner has refused bad input already)."""
+"""The compiler (layer 5): a read plan becomes one SQL statement, a write plan as few statements as the order of its
+effects allows, each with its parameter names. Pure: it never touches the database and cannot fail on user input
+(the planner has refused bad input already)."""
 
 from ._read import LATERAL_LIMIT, CompiledRead, compile_read
-from ._writes import compile_write
+from ._write import CompiledWrite, compile_write
+from ._write_base import Check, CheckKind
+from ._write_program import WriteStatement
+from ._write_values import WriteTree, resolve
 
-__all__ = ["LATERAL_LIMIT", "CompiledRead", "compile_read", "compile_write"]
+__all__ = [
+    "LATERAL_LIMIT",
+    "Check",
+    "CheckKind",
+    "CompiledRead",
+    "CompiledWrite",
+    "WriteStatement",
+    "WriteTree",
+    "compile_read",
+    "compile_write",
+    "resolve",
+]

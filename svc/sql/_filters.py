@@ -6,9 +6,12 @@ SQL text does not depend on a list's length. `every` treats a NULL condition as 
 have a condition that is not true.
 """
 
+import re
 from collections.abc import Callable, Mapping
+from typing import LiteralString
 
 from psycopg import sql
+from psycopg.abc import AdaptContext
 
 from svc.plan import (
     And,
@@ -38,7 +41,7 @@ from svc.plan import (
 )
 
 #: `{e}` the expression, `{v}` the cast parameter.
-_TEMPLATES: Mapping[Operator, str] = {
+_TEMPLATES: Mapping[Operator, LiteralString] = {
     Operator.EQ: "{e} = {v}",
     Operator.NEQ: "{e} <> {v}",
     Operator.DISTINCT: "{e} is distinct from {v}",
@@ -97,12 +100,39 @@ _TEMPLATES: Mapping[Operator, str] = {
 
 
 #: Aggregates of related rows a filter may compare (their names in SQL).
-_AGGREGATES = {"sum": "sum", "avg": "avg", "min": "min", "max": "max"}
+_AGGREGATES: Mapping[str, LiteralString] = {"sum": "sum", "avg": "avg", "min": "min", "max": "max"}
+
+_WORD = r'(?:[A-Za-z_][A-Za-z0-9_$]*|"(?:[^"]|"")+")'
+_MODIFIERS = r"(?:\(-?\d+(?:, ?-?\d+)*\))?"
+#: A type as format_type writes it: a name, schema-qualified or not, with its modifiers; one of SQL's names of more
+#: than one word; or an interval with its fields. Then the brackets of an array.
+_TYPE_NAME = re.compile(
+    rf"(?:(?:bit|character) varying{_MODIFIERS}|double precision|(?:time|timestamp){_MODIFIERS} with(?:out)? time zone"
+    rf"|interval(?: (?:year|month|day|hour|minute|second)(?: to (?:month|hour|minute|second))?)?{_MODIFIERS}"
+    rf"|{_WORD}(?:\.{_WORD})?{_MODIFIERS})(?:\[\])*"
+)
+
+
+class TypeName(sql.Composable):
+    """A type for a cast, named as the catalog names it (`integer`, `text[]`, `app_public.genre`,
+    `character varying(40)`) and written as it is: psycopg has no piece for it (sql.Identifier would quote `integer`
+    into a name no type has, sql.SQL takes literal strings only). Text that is not a type name is refused, so
+    nothing else can enter a statement this way."""
+
+    def __init__(self, name: str) -> None:
+        if not _TYPE_NAME.fullmatch(name):
+            raise ValueError(f"not a type name: {name!r}")
+        super().__init__(name)
+        self._name = name
+
+    def as_bytes(self, context: AdaptContext | None = None) -> bytes:
+        connection = context.connection if context is not None else None
+        return self._name.encode(connection.info.encoding if connection is not None else "utf-8")
 
 
 def param(value: Param) -> sql.Composable:
     """`%(p3)s::integer`: named, so a parameter used twice (a filter and its count) binds once."""
-    return sql.SQL("{}::{}").format(sql.Placeholder(f"p{value.index}"), sql.SQL(value.sql_type))
+    return sql.SQL("{}::{}").format(sql.Placeholder(f"p{value.index}"), TypeName(value.sql_type))
 
 
 def qualified(table: Table) -> sql.Composable:
@@ -140,7 +170,9 @@ class Expressions:
                 " cross join lateral json_populate_record(null::{}, e.v) k where {} limit 1)"
             ).format(self.param(expression.keys), qualified(expression.table), same)
         if isinstance(expression, Cast):
-            return sql.SQL("({})::{}").format(self.expression(expression.expression, row), sql.SQL(expression.sql_type))
+            return sql.SQL("({})::{}").format(
+                self.expression(expression.expression, row), TypeName(expression.sql_type)
+            )
         if isinstance(expression, RelatedColumn):
             other = sql.Identifier(self.alias())
             return sql.SQL("(select {}.{} from {} {} where {})").format(
@@ -226,7 +258,7 @@ class Expressions:
         past its value and every earlier item equals its value. NULLs sort last ascending and first descending
         unless the item says otherwise; an item that cannot be NULL takes the simple comparison.
         """
-        terms = []
+        terms: list[sql.Composable] = []
         for position, item in enumerate(order):
             equal = [
                 _equal(self.expression(o.expression, row), self.param(v), o.nullable)

@@ -20,7 +20,6 @@ import attrs
 from psycopg import sql
 
 from svc.plan import (
-    Cardinality,
     ColumnOutput,
     ColumnRef,
     ComputedOutput,
@@ -41,6 +40,7 @@ from svc.plan import (
     PageOutput,
     Param,
     Read,
+    ReadKind,
     ReadPlan,
     RootField,
     RowsFormat,
@@ -49,7 +49,7 @@ from svc.plan import (
     Table,
 )
 
-from ._filters import Expressions, RowSide, link_condition, param, qualified
+from ._filters import Expressions, RowSide, TypeName, link_condition, param, qualified
 from ._values import global_id, json_object, mapped
 
 #: Relations of a row read by lateral joins; the rest are scalar subqueries (SPEC "Operations": beyond eight).
@@ -70,12 +70,18 @@ def compile_read(plan: ReadPlan) -> CompiledRead:
     compiler = _Compiler()
     if len(plan.roots) == 1 and plan.roots[0].split:
         read = plan.roots[0].read
-        assert read is not None and read.cardinality is Cardinality.PAGE
+        assert read is not None and read.kind is ReadKind.PAGE
         statement = compiler.split_page(read)
         return CompiledRead(statement.as_string(None), tuple(output.key for output in read.page_outputs))
     columns = [sql.SQL("({})::text").format(compiler.root(root)) for root in plan.roots]
     statement = sql.SQL("select {}").format(sql.SQL(", ").join(columns))
     return CompiledRead(statement.as_string(None), tuple(root.key for root in plan.roots))
+
+
+def filter_expressions() -> Expressions:
+    """Expressions as the read compiler writes them: a write by filter compares related rows and computed values
+    as a read does."""
+    return _Compiler().expressions
 
 
 class _Compiler:
@@ -107,9 +113,9 @@ class _Compiler:
         row = sql.Identifier(self._alias())
         inner = self.inner(read, parent)
         joins, obj = self.row(read.shape, row, read)
-        if read.cardinality is Cardinality.ONE:
+        if read.kind is ReadKind.ONE:
             return sql.SQL("(select {} from ({}) {}{} limit 1)").format(obj, inner, row, joins)
-        if read.cardinality is Cardinality.MANY:
+        if read.kind is ReadKind.MANY:
             rows = sql.Identifier(self._alias())
             order = self._order_values(read, row, reverse=False)
             return sql.SQL(
@@ -158,19 +164,24 @@ class _Compiler:
         self, read: Read, table: sql.Identifier, parent: RowSide | None
     ) -> tuple[sql.Composable, list[sql.Composable]]:
         """`FROM` items and the conditions (link and filter) of the rows a read selects, before paging."""
+        conditions: list[sql.Composable]
         if isinstance(read.source, JsonRows):
             source: sql.Composable = sql.SQL("json_populate_recordset(null::{}, {}) {}").format(
                 qualified(read.source.table), param(read.source.rows), table
             )
             conditions = []
         elif isinstance(read.source, FunctionCall):
+            # Neither planner counts a function's rows below the root, so no estimate's text calls a function of the
+            # parent row (which it could only name column by column).
+            assert not callable(parent), "a function of the parent row in an estimated count"
             source = sql.SQL("{} {}").format(self._function(read.source, parent, outer=True), table)
             conditions = []
-            if read.cardinality is Cardinality.ONE:
+            if read.kind is ReadKind.ONE:
                 # A function returning one row answers a row of NULLs when it has none: that is no row.
                 conditions.append(sql.SQL("not ({} is null)").format(table))
             if read.link is not None and parent is not None:
-                conditions.append(link_condition(read.link, parent, table))  # type: ignore[arg-type]
+                assert isinstance(read.link, Link), "a function's rows joined to their parent through a junction"
+                conditions.append(link_condition(read.link, parent, table))
         elif read.link is None or parent is None:
             source, conditions = sql.SQL("{} {}").format(qualified(read.source), table), []
         else:
@@ -184,7 +195,7 @@ class _Compiler:
         page = read.page
         text = sql.SQL("")
         if page.limit is not None:
-            extra = sql.SQL(" + 1") if read.cardinality is Cardinality.PAGE else sql.SQL("")
+            extra = sql.SQL(" + 1") if read.kind is ReadKind.PAGE else sql.SQL("")
             text = sql.SQL(" limit {}{}").format(param(page.limit), extra)
         if page.offset is not None:
             text = sql.SQL("{} offset {}").format(text, param(page.offset))
@@ -277,7 +288,7 @@ class _Compiler:
             if isinstance(argument.value, ColumnRef):
                 value = sql.SQL("{}.{}").format(row, sql.Identifier(argument.value.column))
             else:
-                value = param(argument.value)
+                value = self.expressions.param(argument.value)
             if argument.name is None:
                 arguments.append(value)
             else:
@@ -300,11 +311,8 @@ class _Compiler:
                 for p in hierarchy.pairs
             )
 
-        key = sql.SQL("({})::text").format(
-            sql.SQL(", ").join(sql.SQL("{}.{}").format(table, sql.Identifier(c)) for c in hierarchy.key)
-            if len(hierarchy.key) > 1
-            else sql.SQL("{}.{}").format(table, sql.Identifier(hierarchy.key[0]))
-        )
+        key_columns = [sql.SQL("{}.{}").format(table, sql.Identifier(c)) for c in hierarchy.key]
+        key = sql.SQL("({})::text").format(sql.SQL(", ").join(key_columns) if len(key_columns) > 1 else key_columns[0])
         extra = sql.SQL(", {} as __row").format(table) if _needs_whole_row(read.shape) else sql.SQL("")
         if any(isinstance(o, RowVersionOutput) and o.system for o in read.shape.outputs):
             extra = sql.SQL("{}, {}.xmin as __xmin").format(extra, table)
@@ -408,12 +416,12 @@ class _Compiler:
 
         def as_literal(value: Param) -> sql.Composable:
             literals.append(param(value))
-            return sql.SQL("%%{}$L::{}").format(sql.SQL(str(len(literals))), sql.SQL(value.sql_type))
+            return sql.SQL("%%{}$L::{}").format(sql.Literal(len(literals)), TypeName(value.sql_type))
 
         def parent_column(name: str) -> sql.Composable:
             assert parent is not None
             literals.append(sql.SQL("{}.{}").format(parent, sql.Identifier(name)))
-            return sql.SQL("%%{}$L").format(sql.SQL(str(len(literals))))
+            return sql.SQL("%%{}$L").format(sql.Literal(len(literals)))
 
         writer = _Compiler()
         writer._aliases = self._aliases

@@ -5,6 +5,9 @@ objects with their bounds; composites are objects of their attributes; a global 
 single-line.
 """
 
+from collections.abc import Sequence
+from typing import LiteralString
+
 from psycopg import sql
 
 from svc.plan import CompositeMap, EnumMap, RangeMap, ValueMap, ValueMapping
@@ -13,7 +16,7 @@ from svc.plan import CompositeMap, EnumMap, RangeMap, ValueMap, ValueMapping
 _OBJECT_KEYS_LIMIT = 50
 
 
-def json_object(pairs: list[tuple[str, sql.Composable]]) -> sql.Composable:
+def json_object(pairs: Sequence[tuple[str, sql.Composable]]) -> sql.Composable:
     """A JSON object with the keys in order: json_build_object, or a row for more keys than it takes."""
     if len(pairs) <= _OBJECT_KEYS_LIMIT:
         return sql.SQL("json_build_object({})").format(
@@ -67,11 +70,12 @@ def _range(value: sql.Composable, mapping: RangeMap) -> sql.Composable:
             "(case when {v} is null then null else coalesce((select json_agg({each} order by n)"
             " from unnest({v}) with ordinality u(r, n)), '[]'::json) end)"
         ).format(v=value, each=each)
-    members = []
-    for key, side in ((mapping.start, "lower"), (mapping.end, "upper")):
+    members: list[tuple[str, sql.Composable]] = []
+    sides: tuple[tuple[str | None, LiteralString], ...] = ((mapping.start, "lower"), (mapping.end, "upper"))
+    for key, side in sides:
         if key is None:
             continue
-        bound = []
+        bound: list[tuple[str, sql.Composable]] = []
         if mapping.value_key is not None:
             bound.append((mapping.value_key, mapped(sql.SQL("{}({})").format(sql.SQL(side), value), mapping.bound)))
         if mapping.inclusive_key is not None:

@@ -88,6 +88,17 @@ async def test_statements_carry_a_structured_comment(executor, database_url):
         assert await Executor(pool, sql_comments=False).run(current_query, tags=tags) == "select current_query()"
 
 
+async def test_a_query_given_as_bytes_carries_the_comment_too(executor):
+    """A file of ours (the introspection query) runs as its bytes: the comment is appended to them, not composed."""
+
+    async def current_query(tx):
+        return (await fetch_one(tx, b"select current_query()"))[0]
+
+    assert await executor.run(current_query, tags={"svc": "introspection"}) == (
+        "select current_query() /* svc='introspection' */"
+    )
+
+
 def test_comment_values_cannot_end_the_comment_or_look_like_placeholders():
     comment = sql_comment({"operation": "x*/; drop table t; --%s'"}).as_string(None)
     assert comment == " /* operation='x_/__drop_table_t__--_s_' */"

@@ -3,42 +3,30 @@ the compiled statement `X.sql` and the database's answer `X.json` are kept besid
 what a change does to the SQL and to the data. `SVC_UPDATE_GOLDEN=1` rewrites them."""
 
 import json
-import re
 from pathlib import Path
 
 import pytest
-from graphql import parse
-from graphql.execution.values import get_variable_values
 
 from svc.db import Executor, open_pool
 from svc.graphql import QueryPlanner, build_graphql_schema
 from svc.server import connection_settings
 from svc.sql import compile_read
-from tests.support.golden import assert_golden
+from tests.support.golden import assert_golden, graphql_case, read_statement
 from tests.support.model import read_model
 
 DATABASE_FIXTURES = ["reads.sql"]
 GOLDEN = Path(__file__).parent / "golden"
 CASES = sorted(path.stem for path in GOLDEN.glob("*.graphql"))
-#: Line breaks for reading only: the statement itself is one line.
-_BREAKS = re.compile(r" (?=left join lateral |from \(|where |order by |group by \(\)|limit )")
-
-
-def readable(statement: str) -> str:
-    return _BREAKS.sub("\n  ", statement) + "\n"
 
 
 @pytest.mark.parametrize("case", CASES)
 async def test_golden(case, database_url, tmp_path):
-    text = (GOLDEN / f"{case}.graphql").read_text()
-    variables = json.loads(text.splitlines()[0].removeprefix("# variables:"))
     config, model = await read_model(database_url, tmp_path, {"database": {"schemas": ["app_public"]}})
     schema = build_graphql_schema(model).schema
-    operation = parse(text).definitions[0]
-    coerced = get_variable_values(schema, operation.variable_definitions or (), variables)
+    operation, coerced = graphql_case(GOLDEN / f"{case}.graphql", schema)
     planned = QueryPlanner(schema, model, config.limits).plan(operation, {}, coerced)
     compiled = compile_read(planned.plan)
-    assert_golden(GOLDEN / f"{case}.sql", readable(compiled.statement))
+    assert_golden(GOLDEN / f"{case}.sql", read_statement(compiled.statement))
     async with open_pool(database_url, connection_settings(config), size=1) as pool:
         row = await Executor(pool).fetch(compiled.statement, planned.params.named())
     answer = {

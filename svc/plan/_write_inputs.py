@@ -3,15 +3,17 @@ share one shape (API field names, relation members), so both front ends convert 
 
 Values take their database form (enum labels, range text, composites by attribute name, JSON as JSON) and are
 checked before any SQL: lengths of varchar/char columns (`<FIELD>_TOO_LONG`) and numeric precision after rounding
-to the column's scale (`<FIELD>_OUT_OF_RANGE`), with the input path in `extensions.field`. Keys are one whole primary
-or unique key, or a global ID of the right type. Relation members become related writes, refused where the spec
-says they cannot be: disconnecting a child whose key is not nullable, relations of a row `connectOrCreate` creates
-or of a `sync` row, relations in a bulk update's `set`.
+to the column's scale (`<FIELD>_OUT_OF_RANGE`), with the input path in `extensions.field`. Paths, those of errors and
+those a write carries for the pipeline's, name fields as the front end's `Naming` says (GraphQL's by default:
+`input.tags.connect.0.id`; REST's: `input.tags.connect[0].id`). Keys are one whole primary or unique key, or a global
+ID of the right type. Relation members become related writes, refused where the spec says they cannot be:
+disconnecting a child whose key is not nullable, relations of a row `connectOrCreate` creates or of a `sync` row,
+relations in a bulk update's `set`.
 """
 
 import decimal
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
@@ -20,8 +22,9 @@ from svc.model import Cardinality, Entity, ErrorCode, ErrorKind, Field, Model, R
 
 from ._cursors import decode_global_id
 from ._ir import Table
+from ._naming import GRAPHQL_NAMING, Naming, rendered
 from ._values import bad_input, coerce, enum_label, json_text, range_literal, scalar
-from ._writes import KeyLookup, OnConflict, Path, RelatedWrite, RelationWriteKind, RowWrite, Values
+from ._write_plan import KeyLookup, OnConflict, Path, RelatedWrite, RelationWriteKind, RowWrite, Values
 
 K = RelationWriteKind
 _STATUS_BY_KIND = {
@@ -70,10 +73,14 @@ def key_value(model: Model, entity: Entity, field: Field, value: Any, path: Sequ
 
 
 class WriteInputs:
-    """Converts write inputs against one model."""
+    """Converts write inputs against one model; paths name fields as `naming` says."""
 
-    def __init__(self, model: Model) -> None:
+    def __init__(self, model: Model, naming: Naming = GRAPHQL_NAMING) -> None:
         self.model = model
+        self.naming = naming
+
+    def _at(self, path: Path) -> tuple[str, ...]:
+        return rendered(self.naming, path)
 
     # --- rows --------------------------------------------------------------------------------------------------
 
@@ -104,10 +111,12 @@ class WriteInputs:
         path: Path,
         *,
         expected_version: str | None = None,
+        version_field: str = "expectedVersion",
         previous: bool = False,
         must_exist: bool = False,
     ) -> RowWrite:
-        """Changes to one row by key (`where` is None for a to-one `update`: the key is the row's reference)."""
+        """Changes to one row by key (`where` is None for a to-one `update`: the key is the row's reference);
+        `version_field` names where `expected_version` was given (a STALE_VERSION error names it)."""
         values, related = self._members(entity, value, path, update=True)
         return RowWrite(
             table(entity),
@@ -118,6 +127,7 @@ class WriteInputs:
             where=where,
             expected_version=expected_version,
             version_column=entity.version_column,
+            version_field=version_field,
             previous=previous,
             must_exist=must_exist,
         )
@@ -130,44 +140,46 @@ class WriteInputs:
     def _members(
         self,
         entity: Entity,
-        value: Mapping[str, Any],
+        value: Any,
         path: Path,
         *,
         update: bool,
         refuse_relations: str | None = None,
     ) -> tuple[Values, tuple[RelatedWrite, ...]]:
         if not isinstance(value, Mapping):
-            raise bad_input(f"expected an object of {entity.type_name} fields", path)
+            raise bad_input(f"expected an object of {entity.type_name} fields", self._at(path))
+        members = cast("Mapping[str, Any]", value)
         values: dict[str, Any] = {}
         paths: dict[str, Path] = {}
         related: list[RelatedWrite] = []
         relations = {relation.name: relation for relation in entity.relations}
-        for name, member in value.items():
-            at = (*path, name)
+        for name, member in members.items():
+            at = (*path, self.naming.field(entity, name))
             field = entity.field(name)
             if field is not None:
                 if not (field.updatable if update else field.insertable):
-                    raise bad_input(f"{name} is read-only", at)
+                    raise bad_input(f"{name} is read-only", self._at(at))
                 values[field.column] = self.value(entity, field, member, at)
                 paths[field.column] = at
                 continue
             relation = relations.get(name)
             if relation is None:
-                raise bad_input(f"{entity.type_name} has no writable field {name!r}", at)
+                raise bad_input(f"{entity.type_name} has no writable field {name!r}", self._at(at))
             if member is None:
                 continue
             if refuse_relations is not None:
-                raise bad_input(f"{refuse_relations} does not write related rows ({name})", at)
+                raise bad_input(f"{refuse_relations} does not write related rows ({name})", self._at(at))
             if not (relation.updatable if update else relation.insertable):
-                raise bad_input(f"{name} is read-only", at)
+                raise bad_input(f"{name} is read-only", self._at(at))
             related += self._relation(entity, relation, member, at, update=update)
         for write in related:
-            if write.cardinality == "to_one":
+            if write.cardinality is Cardinality.TO_ONE:
                 given = [local for local, _ in write.pairs if local in values]
                 if given:
                     field = entity.field_of_column(given[0])
+                    named = self.naming.field(entity, field.name) if field else given[0]
                     raise bad_input(
-                        f"{field.name if field else given[0]} and {write.relation} both set the same reference",
+                        f"{named} and {write.relation} both set the same reference",
                         write.path,
                     )
         return Values(tuple(values.items()), tuple(paths.items())), tuple(related)
@@ -206,87 +218,89 @@ class WriteInputs:
         kind = type_.kind
         if kind is ValueKind.LIST:
             assert type_.item is not None
-            items = value if isinstance(value, list) else [value]
+            items = cast("list[Any]", value) if isinstance(value, list) else [value]
             return [self.write_value(item, type_.item, (*path, i)) for i, item in enumerate(items)]
         if kind is ValueKind.ENUM:
-            return enum_label(value, type_.name, self.model, path)
+            return enum_label(value, type_.name, self.model, self._at(path))
         if kind is ValueKind.RANGE:
-            return range_literal(value, type_, self.model, path)
+            return range_literal(value, type_, self.model, self._at(path))
         if kind is ValueKind.COMPOSITE:
             composite = next(c for c in self.model.composites if c.name == type_.name)
             if not isinstance(value, Mapping):
-                raise bad_input(f"expected a {composite.input_name} object", path)
-            converted = {}
-            for name, member in value.items():
+                raise bad_input(f"expected a {composite.input_name} object", self._at(path))
+            converted: dict[str, Any] = {}
+            for name, member in cast("Mapping[str, Any]", value).items():
                 attribute = next((f for f in composite.fields if f.name == name), None)
                 if attribute is None:
-                    raise bad_input(f"{composite.name} has no field {name!r}", (*path, name))
+                    raise bad_input(f"{composite.name} has no field {name!r}", self._at((*path, name)))
                 converted[attribute.column] = self.write_value(member, attribute.type, (*path, name))
             return converted
         if type_.name == "JSON":
-            json_text(value, path)  # refuses NUL
+            json_text(value, self._at(path))  # refuses NUL
             return value
         assert type_.scalar is not None
-        return scalar(value, type_.scalar, path)
+        return scalar(value, type_.scalar, self._at(path))
 
     def _too(self, entity: Entity, field: Field, kind: ErrorKind, path: Path, limit: str) -> SvcError:
         code = next((c for c in entity.error_codes if c.kind is kind and c.columns == (field.column,)), None)
         message = f"{render_path(path)} is {'too long' if kind is ErrorKind.TOO_LONG else 'out of range'}: {limit}"
         if code is None:
-            return bad_input(message, path)
+            return bad_input(message, self._at(path))
         return typed_error(code, entity, [render_path(path)], message)
 
     # --- keys --------------------------------------------------------------------------------------------------
 
-    def key(self, entity: Entity, value: Mapping[str, Any], path: Path) -> KeyLookup:
+    def key(self, entity: Entity, value: Any, path: Path) -> KeyLookup:
         """`<Type>KeyInput`: the global ID, or the members of exactly one whole primary or unique key."""
         if not isinstance(value, Mapping):
-            raise bad_input(f"expected a {entity.names.key_input} object", path)
-        given = {name: member for name, member in value.items() if member is not None}
+            raise bad_input(f"expected a {entity.names.key_input} object", self._at(path))
+        members = cast("Mapping[str, Any]", value)
+        given = {name: member for name, member in members.items() if member is not None}
         if "id" in given and entity.node:
             if len(given) > 1:
-                raise bad_input("give the global ID or a key, not both", path)
-            return self.node_key(entity, given["id"], (*path, "id"))
+                raise bad_input("give the global ID or a key, not both", self._at(path))
+            return self.node_key(entity, given["id"], (*path, self.naming.field(entity, "id")))
         columns: dict[str, Any] = {}
         for name, member in given.items():
+            at = (*path, self.naming.field(entity, name))
             field = entity.field(name)
             if field is None:
-                raise bad_input(f"{name!r} is not a key of {entity.type_name}", (*path, name))
-            columns[field.column] = key_value(self.model, entity, field, member, (*path, name))
+                raise bad_input(f"{name!r} is not a key of {entity.type_name}", self._at(at))
+            columns[field.column] = key_value(self.model, entity, field, member, self._at(at))
         for lookup in entity.lookups:
             if set(lookup.columns) == set(columns):
                 return KeyLookup(tuple((column, columns[column]) for column in lookup.columns), path)
         keys = " or ".join(
             "(" + ", ".join(self._field_name(entity, c) for c in lookup.columns) + ")" for lookup in entity.lookups
         )
-        raise bad_input(f"give one whole key of {entity.type_name}: {keys or 'it has none'}", path)
+        raise bad_input(f"give one whole key of {entity.type_name}: {keys or 'it has none'}", self._at(path))
 
     def node_key(self, entity: Entity, node_id: Any, path: Path) -> KeyLookup:
         """A row by global ID, which must name this type."""
         decoded = decode_global_id(node_id)
         if decoded is None or entity.primary_key is None:
-            raise bad_input("not a global ID", path)
+            raise bad_input("not a global ID", self._at(path))
         if decoded[0] != entity.type_name:
-            raise bad_input(f"a global ID of a {decoded[0]} where a {entity.type_name} belongs", path)
+            raise bad_input(f"a global ID of a {decoded[0]} where a {entity.type_name} belongs", self._at(path))
         (column,) = entity.primary_key
         field = entity.field_of_column(column)
         assert field is not None
-        return KeyLookup(((column, coerce(decoded[1], field.type, self.model, path)),), path)
+        return KeyLookup(((column, coerce(decoded[1], field.type, self.model, self._at(path))),), path)
 
     def key_arguments(self, entity: Entity, arguments: Mapping[str, Any], path: Path) -> KeyLookup:
         """The primary key given as one argument per column (`updatePerson(rowId: 5, ...)`)."""
         assert entity.primary_key is not None
-        values = []
+        values: list[tuple[str, Any]] = []
         for column in entity.primary_key:
             field = entity.field_of_column(column)
             assert field is not None
-            values.append((column, key_value(self.model, entity, field, arguments[field.name], (*path, field.name))))
+            at = self._at((*path, self.naming.field(entity, field.name)))
+            values.append((column, key_value(self.model, entity, field, arguments[field.name], at)))
         return KeyLookup(tuple(values), path)
 
-    @staticmethod
-    def _field_name(entity: Entity, column: str) -> str:
+    def _field_name(self, entity: Entity, column: str) -> str:
         field = entity.field_of_column(column)
-        return field.name if field else column
+        return self.naming.field(entity, field.name) if field else column
 
     # --- upserts -----------------------------------------------------------------------------------------------
 
@@ -295,20 +309,25 @@ class WriteInputs:
         (default: every column the input sets, but the key's)."""
         at = path
         if not entity.upsertable:
-            raise bad_input(f"{entity.type_name} rows cannot be upserted", at)
+            raise bad_input(f"{entity.type_name} rows cannot be upserted", self._at(at))
         constraint, names = value.get("constraint"), value.get("columns")
         if (constraint is None) == (names is None):
-            raise bad_input("give the conflicting unique key as constraint or as columns (one of them)", at)
+            raise bad_input("give the conflicting unique key as constraint or as columns (one of them)", self._at(at))
         if constraint is not None:
             lookup = next((lookup for lookup in entity.lookups if lookup.constraint == constraint), None)
             if lookup is None:
                 known = ", ".join(lookup.constraint for lookup in entity.lookups)
-                raise bad_input(f"{constraint!r} is not a unique key of {entity.type_name} (one of {known})", at)
+                raise bad_input(
+                    f"{constraint!r} is not a unique key of {entity.type_name} (one of {known})", self._at(at)
+                )
         else:
+            assert names is not None
             columns = {self._column(entity, name, (*at, "columns")) for name in names}
             lookup = next((lookup for lookup in entity.lookups if set(lookup.columns) == columns), None)
             if lookup is None:
-                raise bad_input(f"{', '.join(names)} are not the columns of a unique key of {entity.type_name}", at)
+                raise bad_input(
+                    f"{', '.join(names)} are not the columns of a unique key of {entity.type_name}", self._at(at)
+                )
         if value.get("action", "UPDATE") == "NOTHING":
             return OnConflict(lookup.columns, (), nothing=True)
         update = value.get("update")
@@ -325,7 +344,7 @@ class WriteInputs:
         """A field an upsert names: a key column it inserts (`columns`), or a column it updates (`update`)."""
         field = entity.field(name)
         if field is None or not (field.updatable if update else field.insertable):
-            raise bad_input(f"{name!r} is not a writable field of {entity.type_name}", path)
+            raise bad_input(f"{name!r} is not a writable field of {entity.type_name}", self._at(path))
         return field.column
 
     # --- relations ---------------------------------------------------------------------------------------------
@@ -338,22 +357,17 @@ class WriteInputs:
             return self._to_one(entity, relation, target, value, path)
         members = [name for name in _TO_MANY_ORDER if value.get(name) is not None]
         if "sync" in members and len(members) > 1:
-            raise bad_input("sync makes the children exactly the rows given: it takes no other member", path)
+            raise bad_input("sync makes the children exactly the rows given: it takes no other member", self._at(path))
         return [self._to_many(entity, relation, target, name, value[name], path=(*path, name)) for name in members]
 
     def _base(self, relation: Relation, target: Entity, kind: RelationWriteKind, path: Path) -> RelatedWrite:
-        cardinality = {
-            Cardinality.TO_ONE: "to_one",
-            Cardinality.TO_MANY: "to_many",
-            Cardinality.MANY_TO_MANY: "many_to_many",
-        }[relation.kind]
         junction = self.model.entity(relation.junction) if relation.junction else None
         return RelatedWrite(
             kind=kind,
             relation=relation.name,
             target=table(target),
             target_key=target.primary_key or (),
-            cardinality=cardinality,
+            cardinality=relation.kind,
             pairs=relation.pairs,
             junction=table(junction) if junction else None,
             junction_pairs=relation.junction_pairs,
@@ -368,7 +382,9 @@ class WriteInputs:
         if not given and value.get("disconnect") is False:
             return []  # `disconnect: false` asks for nothing
         if len(given) != 1:
-            raise bad_input(f"give exactly one of {', '.join(value) or 'connect, create'} for {relation.name}", path)
+            raise bad_input(
+                f"give exactly one of {', '.join(value) or 'connect, create'} for {relation.name}", self._at(path)
+            )
         (name,) = given
         member, at = value[name], (*path, name)
         if name == "connect":
@@ -382,7 +398,7 @@ class WriteInputs:
         if name == "disconnect":
             columns = [local for local, _ in relation.pairs]
             if not all(self._nullable(entity, column) for column in columns):
-                raise bad_input(f"{relation.name} cannot be disconnected: its key is not nullable", at)
+                raise bad_input(f"{relation.name} cannot be disconnected: its key is not nullable", self._at(at))
             return [self._with(relation, target, K.DISCONNECT, at)]
         assert name == "update"
         data = self.update(target, None, member, at, must_exist=True)
@@ -397,7 +413,9 @@ class WriteInputs:
             if name in ("disconnect", "set") and not many_to_many:
                 children = [child for _, child in relation.pairs]
                 if not all(self._nullable(target, column) for column in children):
-                    raise bad_input(f"{relation.name} cannot be released ({name}): their key is not nullable", path)
+                    raise bad_input(
+                        f"{relation.name} cannot be released ({name}): their key is not nullable", self._at(path)
+                    )
             keys = tuple(self.key(target, item, at[i]) for i, item in enumerate(items))
             kind = {"connect": K.CONNECT, "disconnect": K.DISCONNECT, "set": K.SET, "delete": K.DELETE}[name]
             return self._with(relation, target, kind, path, keys=keys)
@@ -422,7 +440,7 @@ class WriteInputs:
             return self._with(relation, target, K.UPDATE, path, rows=rows)
         assert name == "sync"
         if target.primary_key is None:
-            raise bad_input(f"{relation.name} rows have no primary key to sync by", path)
+            raise bad_input(f"{relation.name} rows have no primary key to sync by", self._at(path))
         rows = tuple(self.create(target, item, at[i], relations="sync") for i, item in enumerate(items))
         return self._with(relation, target, K.SYNC, path, rows=rows)
 
@@ -435,8 +453,3 @@ class WriteInputs:
     def _nullable(entity: Entity, column: str) -> bool:
         field = entity.field_of_column(column)
         return field is None or field.nullable
-
-
-def count_rows(write: RowWrite) -> int:
-    """Rows a create writes, nested creations included (SPEC "Limits": `bulk_rows`)."""
-    return 1 + sum(count_rows(row) for related in write.related for row in related.rows)

@@ -1,0 +1,230 @@
+"""The one run path both APIs call, and the only door to the database (ARCHITECTURE.md, layer 6): a plan is checked
+against the limits, compiled (once per shape), executed, and its database failures typed.
+
+- `read`: a read plan as ONE statement; the database's JSON texts come back as bytes, never decoded.
+- `read_each`: each root field of a read plan alone, in one repeatable-read, read-only transaction (SPEC "Partial
+  results"), each under a savepoint so a failing field leaves the others their answer.
+- `write`: a mutation plan (SPEC "Mutations"): root fields in order, each its write statements then its payload read
+  by key, in ONE transaction (a savepoint inside the caller's when it has one open); a later field sees earlier
+  writes; any failure rolls back the whole operation and names the field. A write tree is as few statements as the
+  order of its effects allows (`svc.sql.compile_write`); rows pass from one to the next, and from the write to its
+  payload read, as the JSON texts the database answered, never decoded. What Python reads of an answer is its small
+  status object (counts and missing keys, checked in plan order) and the count of rows written.
+
+Front ends see typed errors only (`SvcError`, masked as `errors.detail` says and logged under the request id), never
+the driver's. Serialization failures and deadlocks retry the whole unit when it owns its transaction (the
+executor's job).
+"""
+
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, LiteralString, TypeVar
+
+import attrs
+import psycopg
+from psycopg import sql
+
+from svc.db import RETRYABLE_SQLSTATES, Executor, Session, Transaction
+from svc.errors import Code, SvcError
+from svc.plan import MutationPlan, MutationStep, Params, PayloadKind, ReadPlan, check_mutation, check_read
+
+from ._checks import first_failure
+from ._errors import answer_error, row_inputs, write_error
+from ._payloads import MutationFailed, Payload
+from ._statements import Statements
+
+T = TypeVar("T")
+#: Failures of the request as a whole, not of one field.
+_WHOLE_REQUEST = frozenset({Code.DATABASE_UNAVAILABLE, Code.STATEMENT_TIMEOUT, Code.SCHEMA_CHANGED})
+
+
+@attrs.frozen
+class Context:
+    """Whom a unit of work is for: the request (its errors are logged under its id), the database role and settings
+    it runs with (None: the connecting role's), and the tags of its statements' comments."""
+
+    request_id: str
+    session: Session | None = None
+    #: Keys are literal (they are written into SQL comments); values are reduced to a safe alphabet there.
+    tags: Mapping[LiteralString, str] = attrs.field(factory=dict[LiteralString, str])
+
+
+@attrs.frozen
+class Pipeline:
+    executor: Executor
+
+    async def read(
+        self, statements: Statements, plan: ReadPlan, params: Params, context: Context
+    ) -> tuple[bytes | None, ...]:
+        """The JSON text of each root field of the plan (None for a JSON null), from one statement."""
+        check_read(plan, params.values, statements.limits)
+        compiled = statements.read(plan)
+        try:
+            return await self.executor.fetch(
+                compiled.statement, params.named(), tags=context.tags, session=context.session
+            )
+        except psycopg.Error as exc:
+            raise answer_error(exc, statements.errors, context.request_id) from exc
+
+    async def read_each(
+        self, statements: Statements, plan: ReadPlan, params: Params, context: Context
+    ) -> tuple[bytes | SvcError | None, ...]:
+        """Each root field's JSON text, or the typed error it failed with (SPEC "Partial results"): all read alone
+        in one repeatable-read, read-only transaction, so they see the same data. A failure of the whole
+        transaction (the database unavailable, a timeout) raises. The plan's limits are those of `read`, which the
+        caller ran first."""
+        compiled = [statements.read(ReadPlan((root,))) for root in plan.roots]
+        named = params.named()
+
+        async def each(tx: Transaction) -> list[bytes | psycopg.Error | None]:
+            results: list[bytes | psycopg.Error | None] = []
+            for position, statement in enumerate(compiled):
+                savepoint = sql.Identifier(f"svc_field_{position}")
+                await tx.execute(sql.SQL("savepoint {}").format(savepoint), prepare=False)
+                try:
+                    (text,) = await tx.fetch_raw(statement.statement, named)
+                    results.append(text)
+                    await tx.execute(sql.SQL("release savepoint {}").format(savepoint), prepare=False)
+                except psycopg.Error as exc:
+                    results.append(exc)
+                    await tx.execute(sql.SQL("rollback to savepoint {}").format(savepoint), prepare=False)
+            return results
+
+        try:
+            results = await self.executor.run(
+                each, tags=context.tags, session=context.session, readonly=True, isolation="repeatable read"
+            )
+        except psycopg.Error as exc:
+            raise answer_error(exc, statements.errors, context.request_id) from exc
+        return tuple(
+            answer_error(result, statements.errors, context.request_id) if isinstance(result, psycopg.Error) else result
+            for result in results
+        )
+
+    async def write(
+        self,
+        statements: Statements,
+        plan: MutationPlan,
+        context: Context,
+        *,
+        transaction: Transaction | None = None,
+    ) -> list[Payload]:
+        """Each root field's payload, in order. Raises `LimitExceeded` before any SQL, `MutationFailed` when a field
+        failed (everything rolled back), or `SvcError` for failures of the whole request (the database unavailable,
+        a statement timeout)."""
+        check_mutation(plan, statements.limits)
+        current = [plan.steps[0].key if plan.steps else ""]
+
+        async def work(tx: Transaction) -> list[Payload]:
+            answers: list[Payload] = []
+            for step in plan.steps:
+                current[0] = step.key
+                answers.append(await _step(statements, tx, step))
+            return answers
+
+        try:
+            if transaction is not None:
+                return await _in_savepoint(transaction, work)
+            return await self.executor.run(work, tags=context.tags, session=context.session)
+        except SvcError as error:
+            if error.code in _WHOLE_REQUEST:
+                raise
+            raise MutationFailed(current[0], error) from error
+        except psycopg.Error as exc:
+            # Deferred constraints are checked while committing, after the last step.
+            typed = write_error(exc, statements.model, statements.errors, (), None)
+            raise MutationFailed(current[0], answer_error(typed or exc, statements.errors, context.request_id)) from exc
+
+
+async def _step(statements: Statements, tx: Transaction, step: MutationStep) -> Payload:
+    try:
+        if step.call is not None:
+            compiled = statements.read(step.call)
+            (text,) = await tx.fetch_raw(compiled.statement, _named(step.call_values))
+            return Payload(step, {step.key: text})
+        if step.write is None:
+            return Payload(step, {})
+        written = await _write(statements, tx, step)
+        return Payload(
+            step,
+            await _payload(statements, tx, step, written),
+            affected=int(written.get("count") or b"0"),
+            keys=written.get("keys"),
+            deleted_id=written.get("id"),
+        )
+    except psycopg.Error as exc:
+        # A function's or a payload read's failure: typed where the catalog or the application names it.
+        if exc.sqlstate in RETRYABLE_SQLSTATES:
+            raise
+        typed = write_error(exc, statements.model, statements.errors, (), None)
+        if typed is None:
+            raise
+        raise typed from exc
+
+
+async def _write(statements: Statements, tx: Transaction, step: MutationStep) -> dict[str, bytes | None]:
+    """A step's write: its statements in order, each one's status checked before the next runs; the last one's
+    answers (JSON texts) by name."""
+    write = step.write
+    assert write is not None
+    if write == ():
+        return {}  # no rows to create: nothing written
+    wants_id = any(member.kind is PayloadKind.DELETED_ID for member in step.members)
+    global_ids = step.type_name if wants_id and step.type_name else None
+    compiled = statements.write(write, rows=step.slots.rows is not None, global_ids=global_ids)
+    params = compiled.params(write)
+    answers: list[tuple[bytes | None, ...]] = []
+    for statement in compiled.statements:
+        named = dict(params)
+        for position, (earlier, column) in enumerate(statement.imports):
+            text = answers[earlier][column]
+            named[f"x{position}"] = text.decode() if text is not None else None
+        try:
+            answer = await tx.fetch_raw(statement.text, named)
+        except psycopg.Error as exc:
+            if exc.sqlstate in RETRYABLE_SQLSTATES:
+                raise
+            typed = write_error(exc, statements.model, statements.errors, row_inputs(write), None)
+            if typed is None:
+                raise
+            raise typed from exc
+        answers.append(answer)
+        status = json.loads(answer[0] or b"{}")
+        failure = first_failure(compiled.checks, status, write, statements.model)
+        if failure is not None:
+            raise failure
+    last = compiled.statements[-1]
+    return dict(zip(last.columns, answers[-1][1:], strict=True))
+
+
+async def _payload(
+    statements: Statements, tx: Transaction, step: MutationStep, written: Mapping[str, bytes | None]
+) -> dict[str, bytes | None]:
+    """The payload read's texts by root key: its slots filled with what the write answered, as it answered it: the
+    written rows' keys, the rows themselves and the rows as they were."""
+    if step.payload is None:
+        return {}
+    values = list(step.payload_values)
+    for slot, name in ((step.slots.keys, "keys"), (step.slots.rows, "rows"), (step.slots.previous, "previous")):
+        if slot is not None:
+            text = written.get(name)
+            values[slot] = text.decode() if text is not None else "[]"
+    compiled = statements.read(step.payload)
+    answers = await tx.fetch_raw(compiled.statement, _named(values))
+    return dict(zip((root.key for root in step.payload.roots), answers, strict=True))
+
+
+async def _in_savepoint(tx: Transaction, work: Callable[[Transaction], Awaitable[T]]) -> T:
+    """The caller's transaction stays open: the mutation's writes are undone to a savepoint when it fails."""
+    await tx.execute("savepoint svc_mutation", prepare=False)
+    try:
+        result = await work(tx)
+    except BaseException:
+        await tx.execute("rollback to savepoint svc_mutation", prepare=False)
+        raise
+    await tx.execute("release savepoint svc_mutation", prepare=False)
+    return result
+
+
+def _named(values: list[Any] | tuple[Any, ...]) -> dict[str, Any]:
+    return {f"p{index}": value for index, value in enumerate(values)}

@@ -1,0 +1,70 @@
+"""What the pipeline keeps per snapshot API: compiled statements by plan shape, and what checking plans and typing
+their database errors needs (the model, the limits, the `errors` configuration).
+
+Held by the snapshot, so a reload starts afresh; shared by the requests on that snapshot (all in one Trio thread,
+and compiling never awaits, so no lock is needed).
+"""
+
+import functools
+
+from svc.config import ErrorsConfig, LimitsConfig
+from svc.model import EntityRef, Model
+from svc.plan import ReadPlan, Table
+from svc.sql import CompiledRead, CompiledWrite, WriteTree, compile_read, compile_write
+
+#: Compiled statements kept per snapshot (least recently used out), reads and writes each.
+STATEMENT_CACHE_SIZE = 1000
+
+
+class Statements:
+    """The compiled statements of one snapshot API (a plan is its shape: values are parameters)."""
+
+    def __init__(
+        self, model: Model, limits: LimitsConfig, errors: ErrorsConfig, size: int = STATEMENT_CACHE_SIZE
+    ) -> None:
+        self.model = model
+        self.limits = limits
+        self.errors = errors
+        self._reads = functools.lru_cache(maxsize=size)(compile_read)
+        self._writes = functools.lru_cache(maxsize=size)(
+            functools.partial(compile_write, returned=returned_columns(model))
+        )
+
+    def read(self, plan: ReadPlan) -> CompiledRead:
+        return self._reads(plan)
+
+    def write(self, write: WriteTree, *, rows: bool, global_ids: str | None) -> CompiledWrite:
+        """A write tree's statements (a tree is its shape: its values are left out of its equality), answering the
+        rows when `rows`, and the first row's global ID of type `global_ids` when given."""
+        return self._writes(write, rows=rows, global_ids=global_ids)
+
+
+def returned_columns(model: Model) -> dict[Table, tuple[str, ...]]:
+    """The columns a write answers per table: the model's fields, keys and version column, and the columns relations
+    join on (written rows give the keys later writes need). Columns the model leaves out are not answered: with
+    `rbac.enabled` they may be columns the role cannot read, and a statement naming one would be refused whole."""
+    needed: dict[Table, dict[str, None]] = {}
+
+    def table(ref: EntityRef) -> dict[str, None]:
+        return needed.setdefault(Table(ref.schema, ref.table), {})
+
+    for entity in model.entities:
+        columns = table(entity.ref)
+        columns.update(dict.fromkeys(entity.primary_key or ()))
+        columns.update(dict.fromkeys(field.column for field in entity.fields))
+        if entity.version_column:
+            columns[entity.version_column] = None
+        for lookup in entity.lookups:
+            columns.update(dict.fromkeys(lookup.columns))
+        for relation in entity.relations:
+            columns.update(dict.fromkeys(local for local, _ in relation.pairs))
+            if relation.junction is None:
+                table(relation.target).update(dict.fromkeys(remote for _, remote in relation.pairs))
+            else:
+                junction = table(relation.junction)
+                junction.update(dict.fromkeys(remote for _, remote in relation.pairs))
+                junction.update(dict.fromkeys(near for near, _ in relation.junction_pairs))
+                table(relation.target).update(dict.fromkeys(far for _, far in relation.junction_pairs))
+        for hierarchy in entity.hierarchies:
+            columns.update(dict.fromkeys(column for pair in hierarchy.pairs for column in pair))
+    return {name: tuple(columns) for name, columns in needed.items() if columns}
