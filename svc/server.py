@@ -140,7 +140,7 @@ async def _serve_http(
     task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Run hypercorn until `shutdown` is set and its in-flight requests are done, then stop everything else."""
-    await hypercorn.trio.serve(app, hc, shutdown_trigger=shutdown.wait, task_status=task_status)  # type: ignore[arg-type]
+    await hypercorn.trio.serve(app, hc, shutdown_trigger=shutdown.wait, task_status=task_status)
     root.cancel()
 
 

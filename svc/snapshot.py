@@ -31,7 +31,7 @@ from svc.graphql import (
     diff_sdl,
 )
 from svc.model import Model, ModelError, build_model, prune_model
-from svc.pipeline import Mutations, StatementCache
+from svc.pipeline import Statements
 from svc.rest import RestEndpoint, build_openapi, diff_openapi, read_openapi
 from svc.version import VERSION
 
@@ -130,15 +130,16 @@ async def read_database_catalog(executor: Executor, config: Config) -> Catalog:
     `jit_above_cost`, and compiling it would take longer than running it.
     """
 
-    async def introspect(tx: Transaction) -> object:
+    async def introspect(tx: Transaction) -> Mapping[str, Any]:
         await tx.execute("set local jit = off", prepare=False)
         parameters = {"schemas": list(config.database.schemas), "roles": _configured_roles(config)}
         cursor = await tx.execute(INTROSPECTION_QUERY, parameters, prepare=False)
         row = await cursor.fetchone()
+        assert row is not None  # one row, one JSON document, whatever the catalog holds
         return row[0]
 
     document = await executor.run(introspect, readonly=True, isolation="repeatable read", tags={"svc": "introspection"})
-    return read_catalog(document)  # type: ignore[arg-type]
+    return read_catalog(document)
 
 
 def _configured_roles(config: Config) -> list[str]:
@@ -200,20 +201,14 @@ def _pruned(model: Model, catalog: Catalog, role: str) -> tuple[Model, GraphqlSc
 
 
 def _api(model: Model, graphql: GraphqlSchema, config: Config) -> Api:
-    statements = StatementCache()
-    mutations = Mutations(model, config.errors, statements)
+    statements = Statements(model, config.limits, config.errors)
     endpoint = GraphqlEndpoint(
         graphql.schema,
         QueryPlanner(graphql.schema, model, config.limits),
-        Settings(
-            introspection=config.graphql.introspection,
-            errors=config.errors,
-            sql_comments=config.database.sql_comments,
-        ),
+        Settings(introspection=config.graphql.introspection),
         statements,
-        mutations,
     )
-    rest = RestEndpoint(graphql.schema, model, config, statements, mutations)
+    rest = RestEndpoint(graphql.schema, model, config, statements)
     return Api(model, graphql, endpoint, rest, config)
 
 

@@ -1,10 +1,10 @@
 """The GraphQL front end (layer 7): the schema built from the model, the planner, and request execution."""
 
-from ._diff import diff_sdl
-from ._execute import GraphqlEndpoint, GraphqlRequest, GraphqlResponse, Settings
-from ._mutations import MutationPlanner
-from ._planner import QueryPlanner
-from ._schema import GraphqlSchema, SchemaBuildError, build_graphql_schema
+from ._endpoint import GraphqlEndpoint, GraphqlRequest, GraphqlResponse, Settings
+from ._mutation_planner import MutationPlanner
+from ._query_planner import QueryPlanner
+from ._schema_builder import GraphqlSchema, SchemaBuildError, build_graphql_schema
+from ._sdl_diff import diff_sdl
 
 __all__ = [
     "GraphqlEndpoint",

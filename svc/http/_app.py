@@ -12,7 +12,7 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import quote
 
@@ -54,7 +54,7 @@ class App:
         #: The buckets of API routes (None when `limits.rate_limit.enabled` is off); the server runs their sweeper.
         self.rate_limiter = RateLimiter(rate_limit) if rate_limit.enabled else None
 
-    async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+    async def __call__(self, scope: Mapping[str, Any], receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             await self._http(scope, receive, send)
         elif scope["type"] == "lifespan":
@@ -62,7 +62,7 @@ class App:
         elif scope["type"] == "websocket":
             await send({"type": "websocket.close", "code": 1008})  # no WebSocket routes are served yet
 
-    async def _http(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+    async def _http(self, scope: Mapping[str, Any], receive: Receive, send: Send) -> None:
         started = time.perf_counter()
         headers = _headers(scope)
         incoming = headers.get("x-request-id")
@@ -181,7 +181,7 @@ class App:
         await send({"type": "http.response.body", "body": body})
 
 
-def _raw_path(scope: dict[str, Any]) -> str:
+def _raw_path(scope: Mapping[str, Any]) -> str:
     """The path as sent, still percent-encoded (REST keys are split at commas before they are decoded)."""
     raw = scope.get("raw_path")
     if isinstance(raw, bytes):
@@ -189,7 +189,7 @@ def _raw_path(scope: dict[str, Any]) -> str:
     return quote(scope["path"], safe="/:@!$&'()*+,;=-._~")
 
 
-def _headers(scope: dict[str, Any]) -> dict[str, str]:
+def _headers(scope: Mapping[str, Any]) -> dict[str, str]:
     """Lower-case names; a repeated header's values joined with ", " (RFC 9110 field combination)."""
     headers: dict[str, str] = {}
     for raw_name, raw_value in scope.get("headers", ()):

@@ -15,7 +15,7 @@ from svc.db import Session
 from svc.errors import Code, SvcError
 from svc.snapshot import Snapshot
 
-Receive = Callable[[], Awaitable[dict[str, Any]]]
+Receive = Callable[[], Awaitable[Mapping[str, Any]]]
 
 
 @attrs.define

@@ -27,7 +27,7 @@ from ._messages import Request, Response
 from ._routing import Route
 
 #: What the build writes: a page `<ui>.html` and its assets in `<ui>/`.
-_FILES = resources.files(__package__) / "ui"
+_FILES = resources.files("svc.http") / "ui"
 
 _CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",

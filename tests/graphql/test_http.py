@@ -56,6 +56,8 @@ async def test_a_mutation_over_get_is_405(client):
         ({"json": {"query": "query A { __typename }", "operationName": "B"}}, 400, "BAD_USER_INPUT"),
         ({"json": {"query": "{ books { nope } }"}}, 400, "GRAPHQL_VALIDATION_FAILED"),
         ({"json": {"query": "{ books { "}}, 400, "GRAPHQL_PARSE_FAILED"),
+        # A validation message quoting the words of a syntax error is still a validation failure.
+        ({"json": {"query": '{ books(first: "Syntax Error") { title } }'}}, 400, "GRAPHQL_VALIDATION_FAILED"),
         (
             {"json": {"query": "fragment A on Book { ...B } fragment B on Book { ...A } { books { ...A } }"}},
             400,

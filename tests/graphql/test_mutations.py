@@ -8,7 +8,7 @@ from graphql import parse
 
 from svc.db import Executor, open_pool
 from svc.graphql import MutationPlanner, QueryPlanner, build_graphql_schema
-from svc.pipeline import MutationFailed, Mutations, StatementCache
+from svc.pipeline import Context, MutationFailed, Pipeline, Statements
 from svc.plan import encode_global_id
 from svc.server import connection_settings
 from tests.support.graphql import graphql_service
@@ -410,7 +410,7 @@ async def test_a_mutation_inside_an_open_transaction_uses_a_savepoint(gql, datab
     HTTP request opens a transaction before the mutation yet)."""
     config, model = await read_model(database_url, tmp_path / "model", SETTINGS)
     planner = MutationPlanner(QueryPlanner(build_graphql_schema(model).schema, model, config.limits))
-    mutations = Mutations(model, config.errors, StatementCache())
+    statements = Statements(model, config.limits, config.errors)
 
     def plan(text: str):
         document = parse(text)
@@ -418,17 +418,16 @@ async def test_a_mutation_inside_an_open_transaction_uses_a_savepoint(gql, datab
 
     async with open_pool(database_url, connection_settings(config), size=1) as pool:
         executor = Executor(pool)
+        pipeline, context = Pipeline(executor), Context("test")
 
         async def work(tx):
             await tx.execute("insert into app.tags (label) values ('outer-kept')")
             with pytest.raises(MutationFailed) as failed:
-                await mutations.run(
-                    executor, plan('mutation { createTag(input: {label: "gift"}) { tag { rowId } } }'), transaction=tx
-                )
+                taken = plan('mutation { createTag(input: {label: "gift"}) { tag { rowId } } }')
+                await pipeline.write(statements, taken, context, transaction=tx)
             assert failed.value.error.code_name == "LABEL_TAKEN"
-            await mutations.run(
-                executor, plan('mutation { createTag(input: {label: "inner-kept"}) { tag { rowId } } }'), transaction=tx
-            )
+            kept = plan('mutation { createTag(input: {label: "inner-kept"}) { tag { rowId } } }')
+            await pipeline.write(statements, kept, context, transaction=tx)
 
         await executor.run(work)
     labels = {row[0] for row in fetch(database_url, "select label from app.tags where label like '%-kept'")}

@@ -73,6 +73,17 @@ async def test_the_failing_row_of_a_multi_row_insert(gql, database_url):
     assert fetch(database_url, "select count(*) from app.tags where label like 'multi-%'") == [(0,)]
 
 
+async def test_rows_of_a_multi_row_insert_that_collide_with_each_other_name_the_later_one(gql, database_url):
+    """The earlier row was written first: it is the later one that finds the value taken."""
+    error = await failure(
+        gql,
+        """mutation { createTags(inputs: [{label: "twice"}, {label: "once"}, {label: "twice"}]) {
+             tags { rowId } } }""",
+    )
+    assert typed(error) == ("LABEL_TAKEN", "TagErrorCode", ["inputs[2].label"])
+    assert fetch(database_url, "select count(*) from app.tags where label in ('twice', 'once')") == [(0,)]
+
+
 async def test_a_bulk_update_names_the_set_fields(gql):
     await gql.data('mutation { createTags(inputs: [{label: "same-1"}, {label: "same-2"}]) { tags { rowId } } }')
     error = await failure(

@@ -7,6 +7,7 @@ import time
 import jwt
 import pytest
 
+from svc.plan import encode_global_id
 from tests.support.postgres import execute
 from tests.support.service import running_service
 
@@ -86,6 +87,15 @@ async def test_each_role_gets_its_own_rest_resources(client):
     # No DELETE grant on employees, and departments are read-only for the clerk: operations not permitted (403).
     assert (await client.delete("/rest/employees/1", headers=clerk())).status_code == 403
     assert (await client.post("/rest/departments", json={"id": 9, "name": "x"}, headers=clerk())).status_code == 403
+
+
+async def test_options_on_a_resource_the_role_cannot_see_is_404(client):
+    """The global ID of a row the reader may not read names nothing the reader is served: OPTIONS is 404 too."""
+    employee = f"/rest/node/{encode_global_id('Employee', 1)}"
+    options, got = await client.options(employee), await client.get(employee)
+    assert (options.status_code, got.status_code, "allow" in options.headers) == (404, 404, False)
+    department = f"/rest/node/{encode_global_id('Department', 1)}"
+    assert (await client.options(department)).headers["allow"] == "GET, HEAD, OPTIONS"
 
 
 async def test_each_role_gets_its_own_openapi_document(tmp_path, database_url):

@@ -1,8 +1,8 @@
 """The GraphQL SDL of a model (SPEC "Resources and their fields", "GraphQL behaviour").
 
-Written as SDL text, then parsed and built by graphql-core (`svc/graphql/_schema.py`), which validates it and prints
-the exported file. Every generated name comes from the model (`Entity.names`, `Entity.roots`, fields, relations);
-this module only arranges them. Filter operator inputs come from `_filters.py`, shared with the planner.
+Written as SDL text, then parsed and built by graphql-core (`svc/graphql/_schema_builder.py`), which validates it and
+prints the exported file. Every generated name comes from the model (`Entity.names`, `Entity.roots`, fields,
+relations); this module only arranges them. Filter operator inputs come from `svc.plan`, shared with the planners.
 
 What each entity `T` (plural `Ts`) gets: the object type (with `id`, `databaseId` and `Node` for a single-column
 key, `rowVersion` for a key), root fields per its operations, `TsConnection`/`TsEdge`, `TOrderBy`, `TCondition`,
@@ -10,6 +10,7 @@ key, `rowVersion` for a key), root fields per its operations, `TsConnection`/`Ts
 nested-write inputs where a relation needs them, and `TErrorCode`.
 """
 
+import enum
 import json
 
 import attrs
@@ -21,6 +22,7 @@ from svc.model import (
     ComputedField,
     Entity,
     Field,
+    Lookup,
     Model,
     Operation,
     Relation,
@@ -28,14 +30,18 @@ from svc.model import (
     Returns,
     RootFunction,
     Scalar,
+    TypeNames,
     ValueKind,
     ValueType,
 )
 from svc.plan import (
     AGGREGATES,
     LIST,
+    FieldKind,
+    FieldMeaning,
     FilterOperator,
     Operand,
+    entity_fields,
     enum_operators,
     filterable_computed,
     numeric_fields,
@@ -43,6 +49,8 @@ from svc.plan import (
     range_operators,
     scalar_operators,
 )
+
+from ._field_meanings import MutationKind, PayloadNames, RootKind, mutation_roots, query_roots
 
 _SCALAR_DESCRIPTIONS = {
     Scalar.BIG_INT: "A 64-bit integer, as a string (JSON numbers lose precision past 2^53).",
@@ -62,14 +70,63 @@ _CONNECTION_ARGS = (
 )
 
 
+class NestedInput(enum.Enum):
+    """An input type nested writes need for a related entity (SPEC "Nested writes"): a relation member's input, by
+    the relation's cardinality in a create or an update, or the two those inputs refer to. The values order the
+    inputs in the SDL."""
+
+    CONNECT_OR_CREATE = "connect_or_create"
+    MANY_TO_MANY = "many_to_many_input"
+    MANY_TO_MANY_UPDATE = "many_to_many_update_input"
+    TO_MANY = "to_many_input"
+    TO_MANY_UPDATE = "to_many_update_input"
+    TO_ONE = "to_one_input"
+    TO_ONE_UPDATE = "to_one_update_input"
+    UPDATE_BY_KEY = "update_by_key"
+
+    @classmethod
+    def of(cls, relation: Relation, *, update: bool) -> "NestedInput | None":
+        """The input of a relation member (None: a to-one relation whose row does not hold the key has none)."""
+        if relation.kind is Cardinality.TO_ONE:
+            if not relation.holds_key:
+                return None
+            return cls.TO_ONE_UPDATE if update else cls.TO_ONE
+        if relation.kind is Cardinality.MANY_TO_MANY:
+            return cls.MANY_TO_MANY_UPDATE if update else cls.MANY_TO_MANY
+        return cls.TO_MANY_UPDATE if update else cls.TO_MANY
+
+    def type_name(self, names: TypeNames) -> str:
+        """The input type's name for the entity of `names`."""
+        return {
+            NestedInput.CONNECT_OR_CREATE: names.connect_or_create,
+            NestedInput.MANY_TO_MANY: names.many_to_many_input,
+            NestedInput.MANY_TO_MANY_UPDATE: names.many_to_many_update_input,
+            NestedInput.TO_MANY: names.to_many_input,
+            NestedInput.TO_MANY_UPDATE: names.to_many_update_input,
+            NestedInput.TO_ONE: names.to_one_input,
+            NestedInput.TO_ONE_UPDATE: names.to_one_update_input,
+            NestedInput.UPDATE_BY_KEY: names.update_by_key,
+        }[self]
+
+
+@attrs.frozen
+class _Compared:
+    """The values a `<Name>Filter` input compares: of a scalar, enum or range type, or lists of a scalar or enum."""
+
+    kind: ValueKind  # SCALAR, ENUM or RANGE: the item's
+    name: str  # the item type's GraphQL name
+    list: bool = False
+
+
 @attrs.define
 class _Out:
     """The SDL being written, and the types it refers to that must be written too."""
 
     lines: list[str] = attrs.field(factory=list)
-    filters: set[str] = attrs.field(factory=set)  # `IntFilter`, `MpaaRatingFilter`, `IntListFilter`...
+    #: Filter inputs by name: `IntFilter`, `MpaaRatingFilter`, `IntListFilter`...
+    filters: dict[str, _Compared] = attrs.field(factory=dict)
     to_many_filters: set[str] = attrs.field(factory=set)  # entity type names
-    nested: set[tuple[str, str]] = attrs.field(factory=set)  # (entity type name, nested input kind)
+    nested: set[tuple[str, "NestedInput"]] = attrs.field(factory=set)  # (entity type name, its input)
 
     def add(self, text: str = "") -> None:
         self.lines.append(text)
@@ -131,10 +188,10 @@ class _Writer:
         out.add("  hasNextPage: Boolean!\n  hasPreviousPage: Boolean!\n  startCursor: Cursor\n  endCursor: Cursor\n}\n")
         out.describe("What an upsert does with a row that conflicts with an existing one.")
         out.add("enum OnConflictAction {\n  UPDATE\n  NOTHING\n}\n")
-        for enum in self.model.enums:
-            out.describe(enum.description)
-            out.add(f"enum {enum.name} {{")
-            out.lines += [f"  {value}" for _, value in enum.values]
+        for enum_type in self.model.enums:
+            out.describe(enum_type.description)
+            out.add(f"enum {enum_type.name} {{")
+            out.lines += [f"  {value}" for _, value in enum_type.values]
             out.add("}\n")
         for composite in self.model.composites:
             out.describe(composite.description)
@@ -157,35 +214,26 @@ class _Writer:
             out.lines += [f"  {f.name}: {_output(f.type, True)}" for f in record.fields]
             out.add("}\n")
         for name in sorted(self.out.filters):
-            self._filter_input(out, name)
+            self._filter_input(out, name, self.out.filters[name])
         return out.lines
 
-    def _filter_input(self, out: _Out, name: str) -> None:
-        base = name.removesuffix("Filter")
-        is_list = base.endswith("List") and base.removesuffix("List") in self._filterable_names()
-        item = base.removesuffix("List") if is_list else base
-        if is_list:
-            operators, value, element = LIST, f"[{self._input_name(item)}]", self._input_name(item)
-        elif item in {s.value for s in Scalar}:
+    def _filter_input(self, out: _Out, name: str, compared: _Compared) -> None:
+        item = compared.name
+        if compared.list:
+            operators, value, element = LIST, f"[{item}]", item
+        elif compared.kind is ValueKind.SCALAR:
             operators, value, element = scalar_operators(Scalar(item)), item, item
-        elif any(e.name == item for e in self.model.enums):
+        elif compared.kind is ValueKind.ENUM:
             operators, value, element = enum_operators(), item, item
         else:
             range_type = next(r for r in self.model.ranges if r.name == item)
             operators, value, element = range_operators(), range_type.input_name, _input(range_type.bound)
-        out.describe(f"Conditions on a {item}{' list' if is_list else ''} value; all given must hold.")
+        out.describe(f"Conditions on a {item}{' list' if compared.list else ''} value; all given must hold.")
         out.add(f"input {name} {{")
         for operator in operators:
             out.describe(operator.description, "  ")
             out.add(f"  {operator.name}: {_operand(operator, value, element)}")
         out.add("}\n")
-
-    def _filterable_names(self) -> set[str]:
-        return {s.value for s in Scalar} | {e.name for e in self.model.enums} | {r.name for r in self.model.ranges}
-
-    def _input_name(self, item: str) -> str:
-        range_type = next((r for r in self.model.ranges if r.name == item), None)
-        return range_type.input_name if range_type else item
 
     # --- entity types ------------------------------------------------------------------------------------------
 
@@ -193,29 +241,8 @@ class _Writer:
         names, out = entity.names, self.out
         out.describe(entity.description)
         out.add(f"type {names.type}{' implements Node' if entity.node else ''} {{")
-        if entity.node:
-            out.describe("The globally unique identifier of this row.", "  ")
-            out.add("  id: ID!")
-            key = entity.field_of_column(entity.primary_key[0]) if entity.primary_key else None
-            if key is not None:
-                out.describe("The primary key.", "  ")
-                out.add(f"  databaseId: {_output(key.type, nullable=False)}")
-        if entity.primary_key is not None:
-            out.describe("The row's version, for optimistic concurrency (`expectedVersion`).", "  ")
-            out.add("  rowVersion: String")
-        for field in entity.fields:
-            out.describe(field.description, "  ")
-            out.add(f"  {field.name}: {_output(field.type, field.nullable)}{_constraint(field)}{_deprecated(field)}")
-        for relation in entity.relations:
-            self._relation_field(relation)
-        for hierarchy in entity.hierarchies:
-            args = f"(maxDepth: Int, filter: {names.filter}, orderBy: [{names.order_by}!])"
-            out.describe("Rows above this one, nearest first, ending at a cycle.", "  ")
-            out.add(f"  {hierarchy.ancestors}{args}: [{names.type}!]!")
-            out.describe("Rows below this one, ending at a cycle.", "  ")
-            out.add(f"  {hierarchy.descendants}{args}: [{names.type}!]!")
-        for computed in entity.computed:
-            self._computed_field(computed)
+        for name, meaning in entity_fields(entity).items():
+            self._entity_field(entity, name, meaning)
         out.add("}\n")
         self._connection(entity)
         self._order_by(entity)
@@ -227,29 +254,65 @@ class _Writer:
         self._write_inputs(entity)
         self._payloads(entity)
 
-    def _relation_field(self, relation: Relation) -> None:
-        target = self.entities[relation.target]
-        names = target.names
-        self.out.describe(relation.description, "  ")
+    def _entity_field(self, entity: Entity, name: str, meaning: FieldMeaning) -> None:
+        """One field of the entity's object type, as `svc.plan.entity_fields` names it (and the planner reads it).
+
+        Nothing for `__typename` (every type has it) nor for `databaseId` when the key's column is not exposed.
+        """
+        names, out, kind = entity.names, self.out, meaning.kind
+        if kind is FieldKind.GLOBAL_ID:
+            out.describe("The globally unique identifier of this row.", "  ")
+            out.add(f"  {name}: ID!")
+        elif kind is FieldKind.DATABASE_ID:
+            key = entity.field_of_column(entity.primary_key[0]) if entity.primary_key else None
+            if key is not None:
+                out.describe("The primary key.", "  ")
+                out.add(f"  {name}: {_output(key.type, nullable=False)}")
+        elif kind is FieldKind.ROW_VERSION:
+            out.describe("The row's version, for optimistic concurrency (`expectedVersion`).", "  ")
+            out.add(f"  {name}: String")
+        elif kind is FieldKind.COLUMN:
+            field = meaning.field
+            assert field is not None
+            out.describe(field.description, "  ")
+            out.add(f"  {name}: {_output(field.type, field.nullable)}{_constraint(field)}{_deprecated(field)}")
+        elif kind in (FieldKind.RELATION, FieldKind.RELATION_CONNECTION):
+            assert meaning.relation is not None
+            self._relation_field(name, meaning.relation, connection=kind is FieldKind.RELATION_CONNECTION)
+        elif kind in (FieldKind.ANCESTORS, FieldKind.DESCENDANTS):
+            args = f"(maxDepth: Int, filter: {names.filter}, orderBy: [{names.order_by}!])"
+            if kind is FieldKind.ANCESTORS:
+                out.describe("Rows above this one, nearest first, ending at a cycle.", "  ")
+            else:
+                out.describe("Rows below this one, ending at a cycle.", "  ")
+            out.add(f"  {name}{args}: [{names.type}!]!")
+        elif kind is FieldKind.COMPUTED:
+            assert meaning.computed is not None
+            self._computed_field(name, meaning.computed)
+
+    def _relation_field(self, name: str, relation: Relation, *, connection: bool) -> None:
+        """A to-one relation's row, a to-many or many-to-many relation's list, or that list as a connection."""
+        names = self.entities[relation.target].names
         deprecated = _deprecated(relation)
+        if connection:
+            self.out.describe(f"`{relation.name}` as a cursor connection.", "  ")
+            args = _CONNECTION_ARGS.format(order_by=names.order_by, condition=names.condition, filter=names.filter)
+            self.out.add(f"  {name}({args}): {names.connection}!{deprecated}")
+            return
+        self.out.describe(relation.description, "  ")
         if relation.kind is Cardinality.TO_ONE:
             nullable = relation.nullable or not relation.holds_key
-            self.out.add(f"  {relation.name}: {names.type}{'' if nullable else '!'}{deprecated}")
+            self.out.add(f"  {name}: {names.type}{'' if nullable else '!'}{deprecated}")
             return
         args = _LIST_ARGS.format(order_by=names.order_by, condition=names.condition, filter=names.filter)
-        self.out.add(f"  {relation.name}({args}): [{names.type}!]!{deprecated}")
-        self.out.describe(f"`{relation.name}` as a cursor connection.", "  ")
-        connection_args = _CONNECTION_ARGS.format(
-            order_by=names.order_by, condition=names.condition, filter=names.filter
-        )
-        self.out.add(f"  {relation.name}Connection({connection_args}): {names.connection}!{deprecated}")
+        self.out.add(f"  {name}({args}): [{names.type}!]!{deprecated}")
 
-    def _computed_field(self, computed: ComputedField) -> None:
+    def _computed_field(self, name: str, computed: ComputedField) -> None:
         args = ", ".join(f"{a.name}: {_input(a.type)}{'!' if a.required else ''}" for a in computed.arguments)
         self.out.describe(computed.description, "  ")
         result, list_args = self._returns(computed.returns, nested=True)
         all_args = ", ".join(part for part in (args, list_args) if part)
-        self.out.add(f"  {computed.name}{f'({all_args})' if all_args else ''}: {result}{_deprecated(computed)}")
+        self.out.add(f"  {name}{f'({all_args})' if all_args else ''}: {result}{_deprecated(computed)}")
 
     def _returns(self, returns: Returns, *, nested: bool) -> tuple[str, str]:
         """The GraphQL type of a function's result, and the list arguments that go with it."""
@@ -333,13 +396,16 @@ class _Writer:
         out.add(f"  not: {names.filter}\n}}\n")
 
     def _filter_name(self, value: ValueType) -> str | None:
+        """The filter input comparing values of this type (to be written), or None: such values are not compared."""
         if value.kind in (ValueKind.SCALAR, ValueKind.ENUM, ValueKind.RANGE):
-            name = f"{value.name}Filter"
-        elif value.kind is ValueKind.LIST and value.item and value.item.kind in (ValueKind.SCALAR, ValueKind.ENUM):
-            name = f"{value.item.name}ListFilter"
-        else:
-            return None
-        self.out.filters.add(name)
+            return self._compares(_Compared(value.kind, value.name))
+        if value.kind is ValueKind.LIST and value.item and value.item.kind in (ValueKind.SCALAR, ValueKind.ENUM):
+            return self._compares(_Compared(value.item.kind, value.item.name, list=True))
+        return None
+
+    def _compares(self, compared: _Compared) -> str:
+        name = f"{compared.name}{'List' if compared.list else ''}Filter"
+        self.out.filters[name] = compared
         return name
 
     def _to_many_filters(self) -> None:
@@ -357,19 +423,18 @@ class _Writer:
             self.out.describe("No related row matches.", "  ")
             self.out.add(f"  none: {names.filter}")
             self.out.describe("The number of related rows.", "  ")
-            self.out.add("  count: IntFilter")
+            self.out.add(f"  count: {self._compares(_Compared(ValueKind.SCALAR, Scalar.INT.value))}")
             if numeric:
                 for aggregate in AGGREGATES:
                     self.out.describe(f"The {aggregate} of a numeric column over the related rows.", "  ")
                     self.out.add(f"  {aggregate}: {names.aggregate_filter}")
             self.out.add("}\n")
-            self.out.filters.add("IntFilter")
             if numeric:
+                float_filter = self._compares(_Compared(ValueKind.SCALAR, Scalar.FLOAT.value))
                 self.out.describe(f"Conditions on an aggregate of `{type_name}` columns (compared as Float).")
                 self.out.add(f"input {names.aggregate_filter} {{")
-                self.out.lines += [f"  {field.name}: FloatFilter" for field in numeric]
+                self.out.lines += [f"  {field.name}: {float_filter}" for field in numeric]
                 self.out.add("}\n")
-                self.out.filters.add("FloatFilter")
 
     def _error_codes(self, entity: Entity) -> None:
         if not entity.error_codes or not entity.mutation_fields():
@@ -422,31 +487,38 @@ class _Writer:
                 continue
             if Operation.CREATE not in target.operations and not target.primary_key:
                 continue
-            if relation.kind is Cardinality.TO_ONE and relation.holds_key:
-                kind = "to_one_update_input" if update else "to_one_input"
-            elif relation.kind is Cardinality.MANY_TO_MANY:
-                kind = "many_to_many_update_input" if update else "many_to_many_input"
-            elif relation.kind is Cardinality.TO_MANY:
-                kind = "to_many_update_input" if update else "to_many_input"
-            else:
-                continue
-            self.out.nested.add((target.type_name, kind))
-            self.out.add(f"  {relation.name}: {getattr(target.names, kind)}")
+            kind = NestedInput.of(relation, update=update)
+            if kind is not None:
+                self.out.nested.add((target.type_name, kind))
+                self.out.add(f"  {relation.name}: {kind.type_name(target.names)}")
 
     def _nested_inputs(self) -> None:
-        written: set[tuple[str, str]] = set()
-        while pending := sorted(self.out.nested - written):
+        written: set[tuple[str, NestedInput]] = set()
+        while pending := sorted(self.out.nested - written, key=lambda item: (item[0], item[1].value)):
             for type_name, kind in pending:
                 written.add((type_name, kind))
                 entity = self.model.entity_named(type_name)
                 assert entity is not None
                 self._nested_input(entity, kind)
 
-    def _nested_input(self, entity: Entity, kind: str) -> None:
-        names, out = entity.names, self.out
+    def _nested_input(self, entity: Entity, kind: "NestedInput") -> None:
+        names = entity.names
+        if kind is NestedInput.CONNECT_OR_CREATE:
+            members = [("where", f"{names.key_input}!"), ("create", f"{names.create_input}!")]
+        elif kind is NestedInput.UPDATE_BY_KEY:
+            members = [("where", f"{names.key_input}!"), ("data", f"{names.update_input}!")]
+        else:
+            members = self._relation_input_members(entity, kind)
+        self.out.add(f"input {kind.type_name(names)} {{")
+        self.out.lines += [f"  {name}: {type_}" for name, type_ in members]
+        self.out.add("}\n")
+
+    def _relation_input_members(self, entity: Entity, kind: "NestedInput") -> list[tuple[str, str]]:
+        """What a relation member of a create or update input may do with the related rows (SPEC "Nested writes")."""
+        names = entity.names
         keyed = entity.primary_key is not None or bool(entity.lookups)
         creates = Operation.CREATE in entity.operations
-        many = not kind.startswith("to_one")
+        many = kind not in (NestedInput.TO_ONE, NestedInput.TO_ONE_UPDATE)
         members: list[tuple[str, str]] = []
         if keyed:
             members.append(("connect", _many(names.key_input, many)))
@@ -454,45 +526,40 @@ class _Writer:
             members.append(("create", _many(names.create_input, many)))
         if keyed and creates:
             members.append(("connectOrCreate", _many(names.connect_or_create, many)))
-            self.out.nested.add((entity.type_name, "connect_or_create"))
-        if kind == "to_one_update_input":
+            self.out.nested.add((entity.type_name, NestedInput.CONNECT_OR_CREATE))
+        if kind is NestedInput.TO_ONE_UPDATE:
             members.append(("disconnect", "Boolean"))
             if Operation.UPDATE in entity.operations:
                 members.append(("update", names.update_input))
-        if kind in ("to_many_update_input", "many_to_many_update_input") and keyed:
+        if kind in (NestedInput.TO_MANY_UPDATE, NestedInput.MANY_TO_MANY_UPDATE) and keyed:
             members += [("disconnect", f"[{names.key_input}!]"), ("set", f"[{names.key_input}!]")]
-        if kind == "to_many_update_input" and keyed:
+        if kind is NestedInput.TO_MANY_UPDATE and keyed:
             if Operation.UPDATE in entity.operations:
                 members.append(("update", f"[{names.update_by_key}!]"))
-                self.out.nested.add((entity.type_name, "update_by_key"))
+                self.out.nested.add((entity.type_name, NestedInput.UPDATE_BY_KEY))
             if Operation.DELETE in entity.operations:
                 members.append(("delete", f"[{names.key_input}!]"))
             if creates:
                 members.append(("sync", f"[{names.create_input}!]"))
-        if kind == "connect_or_create":
-            members = [("where", f"{names.key_input}!"), ("create", f"{names.create_input}!")]
-        if kind == "update_by_key":
-            members = [("where", f"{names.key_input}!"), ("data", f"{names.update_input}!")]
-        out.add(f"input {getattr(names, kind)} {{")
-        out.lines += [f"  {name}: {type_}" for name, type_ in members]
-        out.add("}\n")
+        return members
 
     def _payloads(self, entity: Entity) -> None:
         names, out = entity.names, self.out
-        one, many = _lower(names.type), _lower(names.plural)
+        members = PayloadNames.of(names)
+        one, many = members.row, members.rows
         if Operation.CREATE in entity.operations:
             out.add(f"type {names.create_payload} {{\n  {one}: {names.type}")
             if entity.upsertable and entity.lookups:
                 out.describe("With onConflict: the row as it was before (null when the row was inserted).", "  ")
-                out.add(f"  previous{names.type}: {names.type}")
+                out.add(f"  {members.previous_row}: {names.type}")
             out.add("}\n")
             out.add(f"type {names.create_many_payload} {{\n  {many}: [{names.type}!]!\n}}\n")
         if Operation.UPDATE in entity.operations:
             out.add(f"type {names.update_payload} {{\n  {one}: {names.type}")
             out.describe("The row as it was before the write (null for a row an upsert inserted).", "  ")
-            out.add(f"  previous{names.type}: {names.type}\n}}\n")
+            out.add(f"  {members.previous_row}: {names.type}\n}}\n")
             out.add(f"type {names.update_many_payload} {{\n  {many}: [{names.type}!]!")
-            out.add(f"  previous{names.plural}: [{names.type}!]!\n  affectedCount: Int!\n}}\n")
+            out.add(f"  {members.previous_rows}: [{names.type}!]!\n  affectedCount: Int!\n}}\n")
         if Operation.DELETE in entity.operations:
             out.add(f"type {names.delete_payload} {{\n  {one}: {names.type}")
             if entity.node:
@@ -505,91 +572,87 @@ class _Writer:
     def _query(self) -> None:
         out = self.out
         out.add("type Query {")
-        out.describe("Any row with a global ID (null when the ID is malformed or the row is missing).", "  ")
-        out.add("  node(id: ID!): Node")
-        for entity in self.model.entities:
-            names, deprecated = entity.names, _deprecated(entity)
-            if Operation.READ in entity.operations:
-                for lookup in entity.lookups:
-                    args = ", ".join(self._key_argument(entity, column) for column in lookup.columns)
-                    out.add(f"  {lookup.name}({args}): {names.type}{deprecated}")
-            if Operation.LIST in entity.operations:
-                args = _LIST_ARGS.format(order_by=names.order_by, condition=names.condition, filter=names.filter)
-                out.describe(f"`{names.type}` rows (at most `limits.page_size.max`).", "  ")
-                out.add(f"  {entity.roots.list}({args}): [{names.type}!]!{deprecated}")
-            if Operation.CONNECTION in entity.operations:
-                args = _CONNECTION_ARGS.format(order_by=names.order_by, condition=names.condition, filter=names.filter)
-                out.add(f"  {entity.roots.connection}({args}): {names.connection}!{deprecated}")
-        for function in self.model.functions:
-            if not function.mutation:
-                self._function_field(function)
+        for name, root in query_roots(self.model).items():
+            if root.kind is RootKind.NODE:
+                out.describe("Any row with a global ID (null when the ID is malformed or the row is missing).", "  ")
+                out.add(f"  {name}(id: ID!): Node")
+            elif root.kind is RootKind.FUNCTION:
+                assert root.function is not None
+                self._function_field(name, root.function)
+            else:
+                assert root.entity is not None
+                self._entity_root(name, root.kind, root.entity, root.lookup)
         out.add("}\n")
+
+    def _entity_root(self, name: str, kind: RootKind, entity: Entity, lookup: Lookup | None) -> None:
+        names, deprecated = entity.names, _deprecated(entity)
+        if kind is RootKind.LOOKUP:
+            assert lookup is not None
+            args = ", ".join(self._key_argument(entity, column) for column in lookup.columns)
+            self.out.add(f"  {name}({args}): {names.type}{deprecated}")
+        elif kind is RootKind.LIST:
+            args = _LIST_ARGS.format(order_by=names.order_by, condition=names.condition, filter=names.filter)
+            self.out.describe(f"`{names.type}` rows (at most `limits.page_size.max`).", "  ")
+            self.out.add(f"  {name}({args}): [{names.type}!]!{deprecated}")
+        else:
+            args = _CONNECTION_ARGS.format(order_by=names.order_by, condition=names.condition, filter=names.filter)
+            self.out.add(f"  {name}({args}): {names.connection}!{deprecated}")
 
     def _key_argument(self, entity: Entity, column: str) -> str:
         field = entity.field_of_column(column)
         assert field is not None
         return f"{field.name}: {_input(field.type)}!"
 
-    def _function_field(self, function: RootFunction) -> None:
+    def _function_field(self, name: str, function: RootFunction) -> None:
         args = ", ".join(
             f"{a.name}: {_input(a.type)}{'!' if a.required and function.strict else ''}" for a in function.arguments
         )
         result, list_args = self._returns(function.returns, nested=False)
         all_args = ", ".join(part for part in (args, list_args) if part)
         self.out.describe(function.description, "  ")
-        self.out.add(f"  {function.name}{f'({all_args})' if all_args else ''}: {result}{_deprecated(function)}")
+        self.out.add(f"  {name}{f'({all_args})' if all_args else ''}: {result}{_deprecated(function)}")
 
     def _mutation(self) -> None:
         out = self.out
         fields: list[str] = []
-        for entity in self.model.entities:
-            fields += self._entity_mutations(entity)
-        for function in self.model.functions:
-            if function.mutation:
+        for name, root in mutation_roots(self.model).items():
+            if root.kind is MutationKind.FUNCTION:
+                # Written as a Query field is, then moved: the input types a field needs go before `type Mutation`.
+                assert root.function is not None
                 before = len(out.lines)
-                self._function_field(function)
+                self._function_field(name, root.function)
                 fields += out.lines[before:]
                 del out.lines[before:]
+            else:
+                assert root.entity is not None
+                fields.append(self._entity_mutation(name, root.kind, root.entity))
         if fields:
             out.add("type Mutation {")
             out.lines += fields
             out.add("}\n")
 
-    def _entity_mutations(self, entity: Entity) -> list[str]:
-        names, roots, deprecated = entity.names, entity.roots, _deprecated(entity)
-        key_args = (
-            ", ".join(self._key_argument(entity, column) for column in entity.primary_key) if entity.primary_key else ""
-        )
+    def _entity_mutation(self, name: str, kind: MutationKind, entity: Entity) -> str:
+        """The line of one of an entity's Mutation fields (its `<Type>OnConflictInput` written with `create`)."""
+        names, deprecated = entity.names, _deprecated(entity)
+        key_args = ", ".join(self._key_argument(entity, column) for column in entity.primary_key or ())
         on_conflict = f", onConflict: {names.on_conflict}" if entity.upsertable and entity.lookups else ""
-        fields = []
-        if Operation.CREATE in entity.operations:
-            if on_conflict:
-                self._on_conflict_input(entity)
-            fields.append(
-                f"  {roots.create}(input: {names.create_input}!{on_conflict}): {names.create_payload}{deprecated}"
-            )
-            fields.append(
-                f"  {roots.create_many}(inputs: [{names.create_input}!]!{on_conflict}): {names.create_many_payload}"
-                f"{deprecated}"
-            )
-        version = "expectedVersion: String"
-        if Operation.UPDATE in entity.operations:
-            fields.append(f"  {roots.update}({key_args}, set: {names.update_input}!, {version}): {names.update_payload}"
-                          f"{deprecated}")  # fmt: skip
-            if entity.node:
-                fields.append(f"  {roots.update_by_node_id}(nodeId: ID!, set: {names.update_input}!, {version}):"
-                              f" {names.update_payload}{deprecated}")  # fmt: skip
-            fields.append(f"  {roots.update_many}(where: {names.filter}, set: {names.update_input}!,"
-                          f" unfiltered: Boolean): {names.update_many_payload}{deprecated}")  # fmt: skip
-        if Operation.DELETE in entity.operations:
-            fields.append(f"  {roots.delete}({key_args}, {version}): {names.delete_payload}{deprecated}")
-            if entity.node:
-                fields.append(
-                    f"  {roots.delete_by_node_id}(nodeId: ID!, {version}): {names.delete_payload}{deprecated}"
-                )
-            fields.append(f"  {roots.delete_many}(where: {names.filter}, unfiltered: Boolean):"
-                          f" {names.delete_many_payload}{deprecated}")  # fmt: skip
-        return fields
+        version, changes = "expectedVersion: String", f"set: {names.update_input}!"
+        arguments, payload = {
+            MutationKind.CREATE: (f"input: {names.create_input}!{on_conflict}", names.create_payload),
+            MutationKind.CREATE_MANY: (f"inputs: [{names.create_input}!]!{on_conflict}", names.create_many_payload),
+            MutationKind.UPDATE: (f"{key_args}, {changes}, {version}", names.update_payload),
+            MutationKind.UPDATE_BY_NODE_ID: (f"nodeId: ID!, {changes}, {version}", names.update_payload),
+            MutationKind.UPDATE_MANY: (
+                f"where: {names.filter}, {changes}, unfiltered: Boolean",
+                names.update_many_payload,
+            ),
+            MutationKind.DELETE: (f"{key_args}, {version}", names.delete_payload),
+            MutationKind.DELETE_BY_NODE_ID: (f"nodeId: ID!, {version}", names.delete_payload),
+            MutationKind.DELETE_MANY: (f"where: {names.filter}, unfiltered: Boolean", names.delete_many_payload),
+        }[kind]
+        if kind is MutationKind.CREATE and on_conflict:
+            self._on_conflict_input(entity)
+        return f"  {name}({arguments}): {payload}{deprecated}"
 
     def _on_conflict_input(self, entity: Entity) -> None:
         names, out = entity.names, self.out
@@ -643,10 +706,6 @@ def _operand(operator: FilterOperator, value: str, element: str) -> str:
 
 def _many(type_name: str, many: bool) -> str:
     return f"[{type_name}!]" if many else type_name
-
-
-def _lower(name: str) -> str:
-    return name[:1].lower() + name[1:]
 
 
 def _comparable(value: ValueType) -> bool:

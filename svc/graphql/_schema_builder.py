@@ -1,4 +1,5 @@
-"""The GraphQL schema of a snapshot: the SDL written from the model, parsed, built and validated by graphql-core.
+"""The GraphQL schema of a snapshot: the SDL written from the model, parsed, built and validated by graphql-core, and
+each field's model meaning attached to its definition for the planners (`_field_meanings`).
 
 The exported SDL is graphql-core's printing of the parsed document, so it is canonical and keeps the applied
 `@constraint` directives (which printing a built schema would drop).
@@ -9,11 +10,12 @@ from graphql import DocumentNode, GraphQLSchema, build_ast_schema, parse, print_
 
 from svc.model import Model
 
-from ._sdl import write_sdl
+from ._field_meanings import MissingMeaning, attach_meanings
+from ._sdl_writer import write_sdl
 
 
 class SchemaBuildError(Exception):
-    """The generated SDL is not a valid schema: a bug, reported with graphql-core's reasons."""
+    """The generated SDL is not a valid schema, or a field of it has no meaning: a bug, reported with the reasons."""
 
 
 @attrs.frozen
@@ -29,4 +31,8 @@ def build_graphql_schema(model: Model) -> GraphqlSchema:
     errors = validate_schema(schema)
     if errors:
         raise SchemaBuildError("; ".join(error.message for error in errors))
+    try:
+        attach_meanings(schema, model)
+    except MissingMeaning as exc:
+        raise SchemaBuildError(str(exc)) from exc
     return GraphqlSchema(schema, document, print_ast(document) + "\n")

@@ -1,28 +1,33 @@
 """A GraphQL query operation into a read plan (SPEC "GraphQL behaviour"): every root field becomes a root of the one
-statement; selections become row shapes; relations, computed fields and connections become nested reads.
+statement; selections become row shapes; relations, computed fields and connections become nested reads. What a
+selected field is, the planner reads from its definition (the meaning `_field_meanings` attached), never by its name.
 
-Limits are checked while planning, before any SQL (SPEC "Limits"): page sizes (in `_arguments.py`), the depth of
-nested rows (the root list is 1) and the cost, estimated rows read: each read's rows (its page size, 1 for a single
-row) times the rows it hangs from, summed.
+Page sizes are checked while planning (`plan.Arguments`); the depth and cost of the plan are the pipeline's limits
+stage (SPEC "Limits"), before any SQL.
 """
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
-from graphql import FieldNode, GraphQLField, GraphQLObjectType, GraphQLSchema, OperationDefinitionNode
-from graphql.execution.values import get_argument_values
+from graphql import (
+    FieldNode,
+    FragmentDefinitionNode,
+    GraphQLField,
+    GraphQLObjectType,
+    GraphQLSchema,
+    OperationDefinitionNode,
+    get_named_type,
+)
+from graphql.execution.values import VariableValues, get_argument_values
 
 from svc.config import LimitsConfig
 from svc.errors import SvcError
 from svc.model import (
-    Cardinality as Kind,
-)
-from svc.model import (
+    Cardinality,
     CompositeType,
     Entity,
     Field,
-    Lookup,
     Model,
     RangeType,
     ReturnKind,
@@ -33,8 +38,6 @@ from svc.model import (
 from svc.plan import (
     And,
     Arguments,
-    Budget,
-    Cardinality,
     ColumnOutput,
     ColumnRef,
     Compare,
@@ -61,8 +64,10 @@ from svc.plan import (
     PageOutput,
     Params,
     Read,
+    ReadKind,
     ReadPlan,
     RootField,
+    Selection,
     Shape,
     ValueMap,
     ValueMapping,
@@ -76,16 +81,11 @@ from svc.plan import (
     value_map,
 )
 
-from ._collect import Collected, Collector
+from ._field_collector import Collected, Collector
+from ._field_meanings import ConnectionField, EdgeField, RootKind, RootMeaning, meaning_of
 
 #: Introspection root fields are answered by graphql-core, not by SQL.
 INTROSPECTION_FIELDS = frozenset({"__schema", "__type"})
-_PAGE_INFO_MEMBERS = {
-    "hasNextPage": PageMember.HAS_NEXT_PAGE,
-    "hasPreviousPage": PageMember.HAS_PREVIOUS_PAGE,
-    "startCursor": PageMember.START_CURSOR,
-    "endCursor": PageMember.END_CURSOR,
-}
 
 
 class FieldError(SvcError):
@@ -98,19 +98,12 @@ class FieldError(SvcError):
 
 @attrs.frozen
 class Place:
-    """Where a read sits: its response path, its nesting depth (root fields are 1), and how many rows its parent
-    read may give (the cost multiplier)."""
+    """Where a read sits: its response path (errors name it)."""
 
     path: tuple[str | int, ...]
-    depth: int = 1
-    parent_rows: int = 1
 
     def at(self, *keys: str | int) -> "Place":
         return attrs.evolve(self, path=(*self.path, *keys))
-
-    def below(self, rows: int) -> "Place":
-        """The place of a read nested in this one's rows, when this one reads `rows` rows."""
-        return Place(self.path, self.depth + 1, self.parent_rows * rows)
 
 
 @attrs.frozen
@@ -122,30 +115,6 @@ class PlannedQuery:
     keys: tuple[str, ...]
 
 
-@attrs.frozen
-class RootMeaning:
-    """What a Query root field is."""
-
-    kind: str  # node, lookup, list, connection, function
-    entity: Entity | None = None
-    lookup: Lookup | None = None
-    function: RootFunction | None = None
-
-
-def root_meanings(model: Model) -> dict[str, RootMeaning]:
-    meanings = {"node": RootMeaning("node")}
-    for entity in model.entities:
-        if entity.node or entity.lookups:
-            for lookup in entity.lookups:
-                meanings[lookup.name] = RootMeaning("lookup", entity, lookup)
-        meanings[entity.roots.list] = RootMeaning("list", entity)
-        meanings[entity.roots.connection] = RootMeaning("connection", entity)
-    for function in model.functions:
-        if not function.mutation:
-            meanings[function.name] = RootMeaning("function", function=function)
-    return meanings
-
-
 class QueryPlanner:
     """Plans query operations against one snapshot's schema and model."""
 
@@ -154,47 +123,54 @@ class QueryPlanner:
         self.model = model
         self.limits = limits
         self.index = EntityIndex(model)
-        self.roots = root_meanings(model)
         self._implements = {
             name: frozenset(i.name for i in type_.interfaces)
             for name, type_ in schema.type_map.items()
             if isinstance(type_, GraphQLObjectType)
         }
 
-    def run(self, fragments: Mapping[str, Any], variables: Mapping[str, Any]) -> "PlanRun":
-        """A fresh planning of (part of) one operation: its own parameters, depth and cost."""
+    def run(self, fragments: Mapping[str, FragmentDefinitionNode], variables: VariableValues) -> "PlanRun":
+        """A fresh planning of (part of) one operation, with its own parameters."""
         return PlanRun(self, Collector(fragments, variables, self._implements), variables)
+
+    def object_type(self, name: str) -> GraphQLObjectType:
+        """An object type of the schema (an entity's, its connection's) by the name the model gives it."""
+        found = self.schema.get_type(name)
+        assert isinstance(found, GraphQLObjectType), name
+        return found
 
     def plan(
         self,
         operation: OperationDefinitionNode,
-        fragments: Mapping[str, Any],
-        variables: Mapping[str, Any],
+        fragments: Mapping[str, FragmentDefinitionNode],
+        variables: VariableValues,
     ) -> PlannedQuery:
         run = self.run(fragments, variables)
         query_type = self.schema.query_type
         assert query_type is not None
-        collected = run.collector.fields("Query", [operation.selection_set])
-        roots, introspection = [], []
+        collected = run.collector.fields(query_type.name, [operation.selection_set])
+        roots: list[RootField] = []
+        introspection: list[str] = []
         for key, nodes in collected.items():
             name = nodes[0].name.value
             if name in INTROSPECTION_FIELDS:
                 introspection.append(key)
-                continue
-            try:
-                roots.append(run.root(key, nodes, query_type.fields.get(name)))
-            except FieldError:
-                raise
-            except SvcError as error:
-                raise FieldError(error, [key]) from error
-        run.budget.check()
+            elif name == "__typename":
+                roots.append(RootField(key, constant=query_type.name))
+            else:
+                try:
+                    roots.append(run.root(key, nodes, query_type.fields[name]))
+                except FieldError:
+                    raise
+                except SvcError as error:
+                    raise FieldError(error, [key]) from error
         return PlannedQuery(ReadPlan(tuple(roots)), run.params, tuple(introspection), tuple(collected))
 
 
 class PlanRun:
-    """The planning of one operation: its parameters, and the depth and cost met so far."""
+    """The planning of one operation: its parameters."""
 
-    def __init__(self, planner: QueryPlanner, collector: Collector, variables: Mapping[str, Any]) -> None:
+    def __init__(self, planner: QueryPlanner, collector: Collector, variables: VariableValues) -> None:
         self.planner = planner
         self.model = planner.model
         self.index = planner.index
@@ -203,30 +179,26 @@ class PlanRun:
         self.variables = variables
         self.params = Params()
         self.arguments = Arguments(planner.model, planner.index, planner.limits, self.params)
-        self.budget = Budget(planner.limits)
 
     # --- roots -------------------------------------------------------------------------------------------------
 
-    def root(self, key: str, nodes: list[FieldNode], definition: GraphQLField | None) -> RootField:
-        name = nodes[0].name.value
-        if name == "__typename":
-            return RootField(key, constant="Query")
-        assert definition is not None
+    def root(self, key: str, nodes: list[FieldNode], definition: GraphQLField) -> RootField:
+        """A Query root field, as its definition's meaning says (SPEC "Root fields per table")."""
+        meaning = meaning_of(definition, RootMeaning)
         arguments = get_argument_values(definition, nodes[0], self.variables)
-        meaning = self.planner.roots[name]
         place = Place((key,))
-        if meaning.kind == "node":
+        if meaning.kind is RootKind.NODE:
             return self._node(key, nodes, arguments)
-        if meaning.kind == "function":
+        if meaning.kind is RootKind.FUNCTION:
             assert meaning.function is not None
             return self.root_function(key, nodes, meaning.function, arguments, place)
         entity = meaning.entity
         assert entity is not None
-        if meaning.kind == "lookup":
+        if meaning.kind is RootKind.LOOKUP:
             assert meaning.lookup is not None
             key_filter = self._key_filter(entity, meaning.lookup.columns, arguments, place.path)
-            return RootField(key, self.read(entity, nodes, Cardinality.ONE, place, filter_=key_filter))
-        kind = Cardinality.MANY if meaning.kind == "list" else Cardinality.PAGE
+            return RootField(key, self.read(entity, nodes, ReadKind.ONE, place, filter_=key_filter))
+        kind = ReadKind.MANY if meaning.kind is RootKind.LIST else ReadKind.PAGE
         return RootField(key, self._list(entity, nodes, arguments, kind, place), nullable=False)
 
     def _key_filter(
@@ -254,7 +226,7 @@ class PlanRun:
         except SvcError:
             return RootField(key, constant=None)
         condition = Compare(ColumnRef(field.column), Operator.EQ, self.params.add(value, field.type.sql_type))
-        return RootField(key, self.read(entity, nodes, Cardinality.ONE, Place((key,)), filter_=condition))
+        return RootField(key, self.read(entity, nodes, ReadKind.ONE, Place((key,)), filter_=condition))
 
     def root_function(
         self, key: str, nodes: list[FieldNode], function: RootFunction, arguments: Mapping[str, Any], place: Place
@@ -275,7 +247,7 @@ class PlanRun:
         entity: Entity,
         nodes: list[FieldNode],
         arguments: Mapping[str, Any],
-        kind: Cardinality,
+        kind: ReadKind,
         place: Place,
         *,
         link: Link | JunctionLink | None = None,
@@ -293,44 +265,39 @@ class PlanRun:
         ]
         # Connections (cursors) and root lists order by the key without an orderBy; a nested list keeps the
         # database's order then (no sort per parent row), as a function's rows keep the function's.
-        by_key = source is None and (kind is Cardinality.PAGE or link is None)
+        by_key = source is None and (kind is ReadKind.PAGE or link is None)
         order = self.arguments.order(entity, arguments.get("orderBy"), default_key=by_key)
-        if kind is Cardinality.PAGE:
-            page, rows = self.arguments.connection_page(arguments, order, path)
+        if kind is ReadKind.PAGE:
+            page, _ = self.arguments.connection_page(arguments, order, path)
         else:
-            page, rows = self.arguments.list_page(arguments, path)
+            page, _ = self.arguments.list_page(arguments, path)
         filter_ = filters[0] if len(filters) == 1 else (And(tuple(filters)) if filters else None)
-        return self.read(
-            entity, nodes, kind, place, rows=rows, filter_=filter_, order=order, page=page, link=link, source=source
-        )
+        return self.read(entity, nodes, kind, place, filter_=filter_, order=order, page=page, link=link, source=source)
 
     def read(
         self,
         entity: Entity,
         nodes: list[FieldNode],
-        kind: Cardinality,
+        kind: ReadKind,
         place: Place,
         *,
-        rows: int = 1,
         filter_: Filter | None = None,
         order: Order | None = None,
         page: Page | None = None,
         link: Link | JunctionLink | None = None,
         source: FunctionCall | JsonRows | None = None,
     ) -> Read:
-        """Rows of an entity shaped by the selections: its depth and cost are counted here."""
-        self.budget.read(place.depth, rows, place.parent_rows)
-        inside = place.below(rows)
-        if kind is Cardinality.PAGE:
+        """Rows of an entity shaped by the selections."""
+        if kind is ReadKind.PAGE:
             outputs, node_selections = self._page_outputs(entity, nodes, order)
-            shape = self._shape(entity, node_selections, inside.at("nodes"))
+            shape = self._shape(entity, node_selections, place.at("nodes"))
         else:
             outputs = ()
-            shape = self._shape(entity, self.collector.subfields(entity.type_name, nodes), inside)
+            shape = self._shape(entity, self.collector.subfields(entity.type_name, nodes), place)
         return Read(
             source=source or table(entity),
             shape=shape,
-            cardinality=kind,
+            kind=kind,
             link=link,
             filter=filter_,
             order=order.items if order else (),
@@ -345,50 +312,57 @@ class PlanRun:
         self, entity: Entity, nodes: list[FieldNode], order: Order | None
     ) -> tuple[tuple[PageOutput, ...], Collected]:
         """The connection's members, and the node selections (from `nodes` and `edges.node`) merged."""
-        names = entity.names
+        connection = self.planner.object_type(entity.names.connection)
         outputs: list[PageOutput] = []
         node_selections: Collected = {}
-        for key, fields in self.collector.subfields(names.connection, nodes).items():
+        for key, fields in self.collector.subfields(connection.name, nodes).items():
             name = fields[0].name.value
             if name == "__typename":
-                outputs.append(PageOutput(key, constant=names.connection))
-            elif name == "nodes":
+                outputs.append(PageOutput(key, constant=connection.name))
+                continue
+            definition = connection.fields[name]
+            member = meaning_of(definition, ConnectionField)
+            if member is ConnectionField.NODES:
                 outputs.append(PageOutput(key, PageMember.NODES))
                 _merge(node_selections, self.collector.subfields(entity.type_name, fields))
-            elif name == "edges":
-                outputs.append(self._edges(key, entity, fields, node_selections))
-            elif name == "pageInfo":
-                members = []
-                for member_key, member_fields in self.collector.subfields("PageInfo", fields).items():
-                    member_name = member_fields[0].name.value
-                    if member_name == "__typename":
-                        members.append(PageOutput(member_key, constant="PageInfo"))
-                    else:
-                        members.append(PageOutput(member_key, _PAGE_INFO_MEMBERS[member_name]))
-                outputs.append(PageOutput(key, members=tuple(members)))
+            elif member is ConnectionField.EDGES:
+                outputs.append(self._edges(key, entity, definition, fields, node_selections))
+            elif member is ConnectionField.PAGE_INFO:
+                outputs.append(self._page_info(key, definition, fields))
             else:
-                assert name == "totalCount"
-                outputs.append(self._total_count(key, entity, fields))
+                outputs.append(self._total_count(key, definition, fields))
         return tuple(outputs), node_selections
 
-    def _edges(self, key: str, entity: Entity, fields: list[FieldNode], node_selections: Collected) -> PageOutput:
+    def _edges(
+        self, key: str, entity: Entity, definition: GraphQLField, fields: list[FieldNode], node_selections: Collected
+    ) -> PageOutput:
+        edge = object_type_of(definition)
         cursor_keys, node_keys, constants = [], [], []
-        for edge_key, edge_fields in self.collector.subfields(entity.names.edge, fields).items():
+        for edge_key, edge_fields in self.collector.subfields(edge.name, fields).items():
             name = edge_fields[0].name.value
-            if name == "cursor":
+            if name == "__typename":
+                constants.append(ConstantOutput(edge_key, edge.name))
+            elif meaning_of(edge.fields[name], EdgeField) is EdgeField.CURSOR:
                 cursor_keys.append(edge_key)
-            elif name == "node":
+            else:
                 node_keys.append(edge_key)
                 _merge(node_selections, self.collector.subfields(entity.type_name, edge_fields))
-            else:
-                constants.append(ConstantOutput(edge_key, entity.names.edge))
-        edge = EdgeShape(tuple(cursor_keys), tuple(node_keys), tuple(constants))
-        return PageOutput(key, PageMember.EDGES, edge=edge)
+        shape = EdgeShape(tuple(cursor_keys), tuple(node_keys), tuple(constants))
+        return PageOutput(key, PageMember.EDGES, edge=shape)
 
-    def _total_count(self, key: str, entity: Entity, fields: list[FieldNode]) -> PageOutput:
-        connection = self.planner.schema.get_type(entity.names.connection)
-        assert isinstance(connection, GraphQLObjectType)
-        arguments = get_argument_values(connection.fields["totalCount"], fields[0], self.variables)
+    def _page_info(self, key: str, definition: GraphQLField, fields: list[FieldNode]) -> PageOutput:
+        page_info = object_type_of(definition)
+        members = []
+        for member_key, member_fields in self.collector.subfields(page_info.name, fields).items():
+            name = member_fields[0].name.value
+            if name == "__typename":
+                members.append(PageOutput(member_key, constant=page_info.name))
+            else:
+                members.append(PageOutput(member_key, meaning_of(page_info.fields[name], PageMember)))
+        return PageOutput(key, members=tuple(members))
+
+    def _total_count(self, key: str, definition: GraphQLField, fields: list[FieldNode]) -> PageOutput:
+        arguments = get_argument_values(definition, fields[0], self.variables)
         estimate = bool(arguments.get("estimate"))
         exact_below = arguments.get("exactBelow")
         if not estimate:
@@ -403,16 +377,16 @@ class PlanRun:
     def _shape(self, entity: Entity, collected: Collected, place: Place) -> Shape:
         """The JSON object of each row: one output per response key. `place` is where the rows' fields sit."""
         outputs: list[Output] = []
-        meanings = self.index.fields(entity)
-        object_type = self.planner.schema.get_type(entity.type_name)
-        assert isinstance(object_type, GraphQLObjectType)
+        object_type = self.planner.object_type(entity.type_name)
         for key, nodes in collected.items():
             name = nodes[0].name.value
-            meaning = meanings[name]
-            kind = meaning.kind
-            if kind is FieldKind.TYPENAME:
+            if name == "__typename":
                 outputs.append(ConstantOutput(key, entity.type_name))
-            elif kind is FieldKind.GLOBAL_ID:
+                continue
+            definition = object_type.fields[name]
+            meaning = meaning_of(definition, FieldMeaning)
+            kind = meaning.kind
+            if kind is FieldKind.GLOBAL_ID:
                 assert entity.primary_key is not None
                 outputs.append(GlobalIdOutput(key, entity.type_name, entity.primary_key[0]))
             elif kind is FieldKind.DATABASE_ID:
@@ -426,7 +400,7 @@ class PlanRun:
                 assert meaning.field is not None
                 outputs.append(ColumnOutput(key, meaning.field.column, self._map(meaning.field.type, nodes)))
             else:
-                arguments = get_argument_values(object_type.fields[name], nodes[0], self.variables)
+                arguments = get_argument_values(definition, nodes[0], self.variables)
                 nested = self._nested(key, entity, meaning, nodes=nodes, arguments=arguments, place=place.at(key))
                 outputs.append(nested)
         return Shape(tuple(outputs))
@@ -449,9 +423,9 @@ class PlanRun:
             relation = meaning.relation
             target = self.model.entity(relation.target)
             link = link_of(relation, self.model)
-            if relation.kind is Kind.TO_ONE:
-                return NestedOutput(key, self.read(target, nodes, Cardinality.ONE, place, link=link))
-            cardinality = Cardinality.PAGE if kind is FieldKind.RELATION_CONNECTION else Cardinality.MANY
+            if relation.kind is Cardinality.TO_ONE:
+                return NestedOutput(key, self.read(target, nodes, ReadKind.ONE, place, link=link))
+            cardinality = ReadKind.PAGE if kind is FieldKind.RELATION_CONNECTION else ReadKind.MANY
             return NestedOutput(key, self._list(target, nodes, arguments, cardinality, place, link=link))
         computed = meaning.computed
         assert computed is not None
@@ -476,8 +450,7 @@ class PlanRun:
             raise bad_input(f"maxDepth must be at least 1; got {max_depth}", [*place.path, "maxDepth"])
         filter_ = self.arguments.filter(entity, arguments.get("filter"), [*place.path, "filter"])
         order = self.arguments.order(entity, arguments.get("orderBy"), default_key=False)
-        rows = max_depth or self.limits.depth or 10
-        read = self.read(entity, nodes, Cardinality.MANY, place, rows=rows, filter_=filter_, order=order)
+        read = self.read(entity, nodes, ReadKind.MANY, place, filter_=filter_, order=order)
         walk = Hierarchy(
             pairs=hierarchy.pairs,
             key=tuple(entity.primary_key or (parent for _, parent in hierarchy.pairs)),
@@ -517,13 +490,12 @@ class PlanRun:
                 field = next(f for f in returns.record.fields if f.name == name)
                 outputs.append(ColumnOutput(key, field.column, self._map(field.type, fields)))
             many = kind is ReturnKind.RECORDS
-            self.budget.read(place.depth, (self.limits.page_size.max or 1000) if many else 1, place.parent_rows)
-            return Read(call, Shape(tuple(outputs)), Cardinality.MANY if many else Cardinality.ONE)
+            return Read(call, Shape(tuple(outputs)), ReadKind.MANY if many else ReadKind.ONE)
         assert returns.entity is not None
         entity = self.model.entity(returns.entity)
         if kind is ReturnKind.ROW:
-            return self.read(entity, nodes, Cardinality.ONE, place, source=call)
-        cardinality = Cardinality.PAGE if root else Cardinality.MANY
+            return self.read(entity, nodes, ReadKind.ONE, place, source=call)
+        cardinality = ReadKind.PAGE if root else ReadKind.MANY
         return self._list(entity, nodes, arguments, cardinality, place, source=call)
 
     # --- values ------------------------------------------------------------------------------------------------
@@ -540,8 +512,8 @@ class _Selected:
     collector: Collector
     nodes: list[FieldNode]
 
-    def attributes(self, composite: CompositeType) -> list[tuple[str, Field, "_Selected"]]:
-        wanted = []
+    def attributes(self, composite: CompositeType) -> list[tuple[str, Field, Selection]]:
+        wanted: list[tuple[str, Field, Selection]] = []
         for key, fields in self.collector.subfields(composite.name, self.nodes).items():
             name = fields[0].name.value
             if name != "__typename":
@@ -564,6 +536,13 @@ class _Selected:
             elif side == "end":
                 end = key
         return start, end, value_key, inclusive_key
+
+
+def object_type_of(definition: GraphQLField) -> GraphQLObjectType:
+    """The object type a field's values are (lists and non-null aside)."""
+    found = get_named_type(definition.type)
+    assert isinstance(found, GraphQLObjectType), definition
+    return found
 
 
 def _merge(into: Collected, more: Collected) -> None:

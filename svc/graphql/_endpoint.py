@@ -9,42 +9,52 @@ error, a failing non-null one makes `data` null. `onError`: PROPAGATE (default),
 rest kept), HALT (no data); the older NO_PROPAGATE and ABORT mean NULL and HALT.
 """
 
-import collections
+import enum
 import json
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
-import psycopg
 from graphql import (
     DocumentNode,
     FragmentDefinitionNode,
-    GraphQLError,
     GraphQLSchema,
     OperationDefinitionNode,
     OperationType,
     execute_sync,
-    parse,
-    validate,
 )
 from graphql.execution.values import VariableValues, get_variable_values
 
-from svc.config import ErrorsConfig
-from svc.db import Session, Transaction
 from svc.errors import Code, SvcError
-from svc.pipeline import MutationFailed, Mutations, Pipeline, StatementCache, answer_error
-from svc.plan import ReadPlan
+from svc.pipeline import Context, MutationFailed, Pipeline, Session, Statements
+from svc.plan import LimitExceeded
 
-from ._mutations import MutationPlanner
-from ._planner import FieldError, PlannedQuery, QueryPlanner
+from ._document_parser import DocumentParser
+from ._mutation_planner import MutationPlanner
+from ._query_planner import FieldError, PlannedQuery, QueryPlanner
 
 log = logging.getLogger("svc.graphql")
 
-DOCUMENT_CACHE_SIZE = 500
 #: Failures of the whole request, never retried field by field (SPEC "Partial results").
 _WHOLE_REQUEST = frozenset({Code.STATEMENT_TIMEOUT, Code.DATABASE_UNAVAILABLE, Code.SCHEMA_CHANGED})
-_ON_ERROR = {"PROPAGATE": "PROPAGATE", "NULL": "NULL", "NO_PROPAGATE": "NULL", "HALT": "HALT", "ABORT": "HALT"}
+
+
+class OnError(enum.Enum):
+    """What a failed field does to the response (SPEC "Partial results": the request's `onError`)."""
+
+    PROPAGATE = "PROPAGATE"  # a failed non-null field makes `data` null; a nullable one is null
+    NULL = "NULL"  # failed fields are null, the rest kept
+    HALT = "HALT"  # no data
+
+    @classmethod
+    def of(cls, given: object) -> "OnError":
+        """The mode a request names (case aside; the older NO_PROPAGATE and ABORT are NULL and HALT), else
+        PROPAGATE."""
+        return _ON_ERROR.get(str(given).upper(), cls.PROPAGATE) if given else cls.PROPAGATE
+
+
+_ON_ERROR = {**{mode.value: mode for mode in OnError}, "NO_PROPAGATE": OnError.NULL, "ABORT": OnError.HALT}
 
 
 @attrs.frozen
@@ -70,36 +80,6 @@ class Settings:
     """What a snapshot's configuration says about answering GraphQL."""
 
     introspection: bool
-    errors: ErrorsConfig
-    sql_comments: bool
-
-
-class Documents:
-    """Parsed and validated documents by their text, least recently used out (SPEC "parse (cached by document
-    text)")."""
-
-    def __init__(self, schema: GraphQLSchema, size: int = DOCUMENT_CACHE_SIZE) -> None:
-        self._schema = schema
-        self._size = size
-        self._entries: collections.OrderedDict[str, DocumentNode | list[GraphQLError]] = collections.OrderedDict()
-
-    def get(self, text: str) -> DocumentNode | list[GraphQLError]:
-        found = self._entries.get(text)
-        if found is not None:
-            self._entries.move_to_end(text)
-            return found
-        try:
-            document: DocumentNode | list[GraphQLError] = parse(text, no_location=False, max_tokens=50_000)
-        except GraphQLError as error:
-            document = [error]
-        else:
-            errors = validate(self._schema, document)
-            if errors:
-                document = errors
-        self._entries[text] = document
-        if len(self._entries) > self._size:
-            self._entries.popitem(last=False)
-        return document
 
 
 class GraphqlEndpoint:
@@ -110,20 +90,18 @@ class GraphqlEndpoint:
         schema: GraphQLSchema,
         planner: QueryPlanner,
         settings: Settings,
-        statements: StatementCache,
-        mutations: Mutations,
+        statements: Statements,
     ) -> None:
         self.schema = schema
         self.planner = planner
         self.mutation_planner = MutationPlanner(planner) if schema.mutation_type is not None else None
         self.settings = settings
-        self.documents = Documents(schema)
-        #: Compiled statements and the mutation runner, shared with the REST endpoint of the same snapshot.
+        self.documents = DocumentParser(schema)
+        #: Compiled statements, shared with the REST endpoint of the same snapshot.
         self.statements = statements
-        self.mutations = mutations
 
     async def execute(self, request: GraphqlRequest, pipeline: Pipeline, request_id: str) -> GraphqlResponse:
-        answer = _Answer(request_id, self.settings.errors)
+        answer = _Answer(request_id)
         try:
             operation, document = self._operation(request)
             if operation.operation is OperationType.MUTATION and request.method != "GET":
@@ -138,9 +116,9 @@ class GraphqlEndpoint:
             return answer.failed(error, error.path)
         except SvcError as error:
             return answer.failed(error)
-        tags = {"api": "graphql", "operation": operation.name.value if operation.name else "anonymous"}
-        on_error = _on_error(request)
-        texts = await self._read(planned, pipeline, tags, answer, on_error=on_error, session=request.session)
+        context = _context(operation, request, request_id)
+        on_error = OnError.of(request.on_error or (request.extensions or {}).get("onError"))
+        texts = await self._read(planned, pipeline, context, answer, on_error=on_error)
         if texts is None:
             return answer.response(None)
         introspected = self._introspection(document, operation, request, planned, answer)
@@ -165,11 +143,12 @@ class GraphqlEndpoint:
             return answer.failed(error, error.path)
         except SvcError as error:
             return answer.failed(error)
-        tags = {"api": "graphql", "operation": operation.name.value if operation.name else "anonymous"}
         try:
-            payloads = await self.mutations.run(pipeline.executor, plan, tags=tags, session=request.session)
+            payloads = await pipeline.write(self.statements, plan, _context(operation, request, answer.request_id))
+        except LimitExceeded as error:
+            return answer.failed(error, [error.root] if error.root else None)
         except MutationFailed as failed:
-            answer.add(answer.database_error(failed.error), [failed.key])
+            answer.add(failed.error, [failed.key])
             nulls = b",".join(json.dumps(step.key).encode() + b":null" for step in plan.steps)
             return answer.response(b"{" + nulls + b"}")
         except SvcError as error:
@@ -180,9 +159,7 @@ class GraphqlEndpoint:
     def _operation(self, request: GraphqlRequest) -> tuple[OperationDefinitionNode, DocumentNode]:
         if not isinstance(request.query, str) or not request.query.strip():
             raise SvcError(Code.BAD_USER_INPUT, "the request has no query")
-        document = self.documents.get(request.query)
-        if isinstance(document, list):
-            raise _document_error(document)
+        document = self.documents.parse(request.query)
         operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
         name = request.operation_name
         if name:
@@ -210,71 +187,48 @@ class GraphqlEndpoint:
         self,
         planned: PlannedQuery,
         pipeline: Pipeline,
-        tags: Mapping[str, str],
+        context: Context,
         answer: "_Answer",
         *,
-        on_error: str,
-        session: Session | None,
+        on_error: OnError,
     ) -> dict[str, bytes | None] | None:
         """Every SQL root field's JSON text by key; None when the request failed as a whole (errors recorded)."""
         roots = planned.plan.roots
         if not roots:
             return {}
-        params = planned.params.named()
         try:
-            texts = await pipeline.read(self.statements, planned.plan, params, tags=tags, session=session)
+            texts = await pipeline.read(self.statements, planned.plan, planned.params, context)
             return dict(zip((r.key for r in roots), texts, strict=True))
-        except (SvcError, psycopg.Error) as exc:
-            error = answer.database_error(exc)
-            if error.code in _WHOLE_REQUEST or on_error == "HALT" or len(roots) == 1:
+        except LimitExceeded as error:
+            answer.add(error, [error.root] if error.root else None)
+            return None
+        except SvcError as error:
+            whole = error.code in _WHOLE_REQUEST
+            if whole or on_error is OnError.HALT or len(roots) == 1:
                 answer.add(error, [roots[0].key] if len(roots) == 1 else None)
-                if len(roots) == 1 and on_error != "HALT" and roots[0].nullable and error.code not in _WHOLE_REQUEST:
+                if len(roots) == 1 and roots[0].nullable and not whole and on_error is not OnError.HALT:
                     return {roots[0].key: None}
                 return None
-        return await self._read_each(planned, pipeline, tags, answer, on_error=on_error, session=session)
+        return await self._read_each(planned, pipeline, context, answer, on_error=on_error)
 
     async def _read_each(
-        self,
-        planned: PlannedQuery,
-        pipeline: Pipeline,
-        tags: Mapping[str, str],
-        answer: "_Answer",
-        *,
-        on_error: str,
-        session: Session | None,
+        self, planned: PlannedQuery, pipeline: Pipeline, context: Context, answer: "_Answer", *, on_error: OnError
     ) -> dict[str, bytes | None] | None:
         """SPEC "Partial results": each root field alone, all in one repeatable-read, read-only transaction."""
-        params = planned.params.named()
-        statements = [self.statements.compiled(ReadPlan((root,))) for root in planned.plan.roots]
-
-        async def each(tx: Transaction) -> list[tuple[bytes | None, Exception | None]]:
-            results: list[tuple[bytes | None, Exception | None]] = []
-            for position, compiled in enumerate(statements):
-                savepoint = f"svc_field_{position}"
-                await tx.execute(f"savepoint {savepoint}", prepare=False)
-                try:
-                    (text,) = await tx.fetch_raw(compiled.statement, params)
-                    results.append((text, None))
-                    await tx.execute(f"release savepoint {savepoint}", prepare=False)
-                except psycopg.Error as exc:
-                    results.append((None, exc))
-                    await tx.execute(f"rollback to savepoint {savepoint}", prepare=False)
-            return results
-
         try:
-            results = await pipeline.executor.run(
-                each, tags=tags, session=session, readonly=True, isolation="repeatable read"
-            )
-        except (SvcError, psycopg.Error) as exc:
-            answer.add(answer.database_error(exc))
+            results = await pipeline.read_each(self.statements, planned.plan, planned.params, context)
+        except SvcError as error:
+            answer.add(error)
             return None
         texts: dict[str, bytes | None] = {}
-        for root, (text, failure) in zip(planned.plan.roots, results, strict=True):
-            if failure is not None:
-                answer.add(answer.database_error(failure), [root.key])
-                if not root.nullable and on_error == "PROPAGATE":
+        for root, result in zip(planned.plan.roots, results, strict=True):
+            if isinstance(result, SvcError):
+                answer.add(result, [root.key])
+                if not root.nullable and on_error is OnError.PROPAGATE:
                     return None
-            texts[root.key] = text
+                texts[root.key] = None
+            else:
+                texts[root.key] = result
         return texts
 
     def _introspection(
@@ -299,10 +253,8 @@ class GraphqlEndpoint:
 class _Answer:
     """The errors of one response and how it is written."""
 
-    def __init__(self, request_id: str, errors: ErrorsConfig) -> None:
+    def __init__(self, request_id: str) -> None:
         self.request_id = request_id
-        self.errors_config = errors
-        self.full_detail = errors.detail == "full"
         self.errors: list[dict[str, Any]] = []
         self.first_status: int | None = None
 
@@ -318,10 +270,6 @@ class _Answer:
     def failed(self, error: SvcError, path: Sequence[str | int] | None = None) -> GraphqlResponse:
         self.add(error, path)
         return self.response(None)
-
-    def database_error(self, exc: BaseException) -> SvcError:
-        """The typed error a database failure is answered with; masked (and logged) unless `errors.detail: full`."""
-        return answer_error(exc, self.errors_config, self.request_id)
 
     def response(self, data: bytes | None) -> GraphqlResponse:
         parts = []
@@ -341,6 +289,12 @@ def _data(planned: PlannedQuery, texts: Mapping[str, bytes | None], introspected
     return b"{" + b",".join(members) + b"}"
 
 
+def _context(operation: OperationDefinitionNode, request: GraphqlRequest, request_id: str) -> Context:
+    """Statements are tagged with the operation's name (SPEC "Telemetry": structured comments)."""
+    name = operation.name.value if operation.name else "anonymous"
+    return Context(request_id, request.session, {"api": "graphql", "operation": name})
+
+
 def _fragments(document: DocumentNode) -> dict[str, FragmentDefinitionNode]:
     return {d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)}
 
@@ -349,21 +303,8 @@ def _name(operation: OperationDefinitionNode) -> str | None:
     return operation.name.value if operation.name else None
 
 
-def _document_error(errors: list[GraphQLError]) -> SvcError:
-    syntax = any("Syntax Error" in error.message for error in errors)
-    code = Code.GRAPHQL_PARSE_FAILED if syntax else Code.GRAPHQL_VALIDATION_FAILED
-    message = errors[0].message if len(errors) == 1 else "; ".join(e.message for e in errors[:10])
-    locations = [{"line": loc.line, "column": loc.column} for e in errors for loc in (e.locations or ())]
-    return SvcError(code, message, extensions={"locations": locations} if locations else {})
-
-
 def _not_a_query(operation: OperationDefinitionNode, request: GraphqlRequest) -> SvcError:
     kind = operation.operation.value
     if request.method == "GET":
         return SvcError(Code.METHOD_NOT_ALLOWED, f"a {kind} cannot be sent with GET; use POST")
     return SvcError(Code.BAD_USER_INPUT, f"{kind} operations are not served yet")
-
-
-def _on_error(request: GraphqlRequest) -> str:
-    given = request.on_error or (request.extensions or {}).get("onError")
-    return _ON_ERROR.get(str(given).upper(), "PROPAGATE") if given else "PROPAGATE"

@@ -9,16 +9,20 @@ from graphql import (
     DirectiveDefinitionNode,
     DocumentNode,
     EnumTypeDefinitionNode,
+    EnumValueDefinitionNode,
+    FieldDefinitionNode,
     InputObjectTypeDefinitionNode,
+    InputValueDefinitionNode,
     InterfaceTypeDefinitionNode,
     ObjectTypeDefinitionNode,
     ScalarTypeDefinitionNode,
+    TypeDefinitionNode,
     UnionTypeDefinitionNode,
     parse,
     print_ast,
 )
 
-_KINDS = {
+_KINDS: dict[type[TypeDefinitionNode], str] = {
     ObjectTypeDefinitionNode: "type",
     InterfaceTypeDefinitionNode: "interface",
     InputObjectTypeDefinitionNode: "input",
@@ -37,9 +41,9 @@ def sdl_items(document: DocumentNode) -> dict[str, str]:
             locations = " | ".join(location.value for location in definition.locations)
             items[f"@{definition.name.value}"] = f"({args}) on {locations}"
             continue
-        kind = _KINDS.get(type(definition))
-        if kind is None:
+        if not isinstance(definition, TypeDefinitionNode):
             continue
+        kind = _KINDS[type(definition)]
         name = definition.name.value
         interfaces = getattr(definition, "interfaces", None) or ()
         items[name] = kind + "".join(f" & {i.name.value}" for i in interfaces)
@@ -57,12 +61,12 @@ def sdl_items(document: DocumentNode) -> dict[str, str]:
     return items
 
 
-def _argument(argument) -> str:  # type: ignore[no-untyped-def]
+def _argument(argument: InputValueDefinitionNode) -> str:
     default = f" = {print_ast(argument.default_value)}" if argument.default_value else ""
     return f"{argument.name.value}: {print_ast(argument.type)}{default}"
 
 
-def _directives(node) -> str:  # type: ignore[no-untyped-def]
+def _directives(node: FieldDefinitionNode | InputValueDefinitionNode | EnumValueDefinitionNode) -> str:
     return "".join(f" {print_ast(d)}" for d in node.directives or ())
 
 

@@ -4,7 +4,6 @@ into their parent's selection, `@skip`/`@include` are applied, and fields with t
 """
 
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from graphql import (
     FieldNode,
@@ -13,9 +12,10 @@ from graphql import (
     GraphQLIncludeDirective,
     GraphQLSkipDirective,
     InlineFragmentNode,
+    SelectionNode,
     SelectionSetNode,
 )
-from graphql.execution.values import get_directive_values
+from graphql.execution.values import VariableValues, get_directive_values
 
 #: Response key -> the field nodes under it (one or more, merged).
 Collected = dict[str, list[FieldNode]]
@@ -27,7 +27,7 @@ class Collector:
     def __init__(
         self,
         fragments: Mapping[str, FragmentDefinitionNode],
-        variables: Mapping[str, Any],
+        variables: VariableValues,
         implements: Mapping[str, frozenset[str]],
     ) -> None:
         self._fragments = fragments
@@ -68,7 +68,7 @@ class Collector:
     def _matches(self, type_name: str, condition: str | None) -> bool:
         return condition is None or condition == type_name or condition in self._implements.get(type_name, ())
 
-    def _included(self, node: Any) -> bool:
+    def _included(self, node: SelectionNode) -> bool:
         skip = get_directive_values(GraphQLSkipDirective, node, self._variables)
         if skip is not None and skip.get("if") is True:
             return False
