@@ -1,5 +1,7 @@
-"""The REST front end (layer 7): paths and parameters into plans, responses shaped from the database's JSON, and the
-OpenAPI document built from the model. Never imports the GraphQL front end: shared planning lives in `svc/plan`."""
+"""The REST front end (layer 7), in stages as PostgREST's: a request is parsed into an `ApiRequest` (`_parse*.py`),
+planned onto the plan IR (`_plan*.py`), run through the one pipeline, and answered around the database's JSON
+(`_respond.py`); `_endpoint.py` hands each stage its input. And the OpenAPI document built from the model
+(`_openapi*.py`). Never imports the GraphQL front end: shared planning lives in `svc/plan`."""
 
 from ._endpoint import RestEndpoint
 from ._messages import RestRequest, RestResponse

@@ -4,7 +4,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from svc.db import Session
+from svc.pipeline import Context, Session
 
 JSON = "application/json"
 
@@ -21,6 +21,10 @@ class RestRequest:
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name)
+
+    def context(self, resource: str) -> Context:
+        """Whom the request's statements run for; their comments name the method and the resource."""
+        return Context(self.request_id, self.session, {"api": "rest", "method": self.method, "resource": resource})
 
 
 @attrs.frozen

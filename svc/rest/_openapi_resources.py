@@ -99,7 +99,7 @@ class ResourcePaths:
         }
 
     def _list(self) -> Schema:
-        names = list(_LIST_PARAMETERS)
+        names: list[str] = list(_LIST_PARAMETERS)
         if any(is_json(f.type) for f in self.entity.fields):
             names.append("path")
         if any(computed.arguments for computed in self.entity.computed):

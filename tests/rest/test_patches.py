@@ -97,6 +97,28 @@ async def test_json_patch_operations_against_the_row_as_shown(rest, database_url
     assert settings_of(database_url, key) == [("Ops 2", None, settings)]
 
 
+@pytest.mark.parametrize(
+    ("media", "patch"),
+    [
+        (JSON_PATCH, [{"op": "replace", "path": "/settings/theme", "value": "light"}]),
+        (MERGE, {"settings": {"theme": "light"}}),
+    ],
+)
+async def test_a_patch_keeps_every_digit_of_the_numbers_it_rewrites(rest, database_url, media, patch):
+    """A JSON column's numbers are read back as they are (not as floats), so patching a member beside them writes
+    them again with every digit."""
+    precise, huge = "0.1000000000000000055511151231257827", "1" + "0" * 400
+    settings = '{"ratio": ' + precise + ', "big": ' + huge + ', "theme": "dark"}'
+    (key,) = fetch(
+        database_url, "insert into app.documents (title, settings) values ('Digits', %s) returning id", [settings]
+    )[0]
+    response = await rest.patch(f"/rest/documents/{key}", json=patch, headers=media)
+    assert response.status_code == 200, response.text
+    assert precise in response.text and huge in response.text
+    stored = "select settings->>'ratio', settings->>'big', settings->>'theme' from app.documents where id = %s"
+    assert fetch(database_url, stored, [key]) == [(precise, huge, "light")]
+
+
 async def test_a_failing_test_is_422_and_writes_nothing(rest, database_url):
     row = await new_document(rest, "Tested", {"theme": "dark"})
     path = f"/rest/documents/{row['id']}"

@@ -215,6 +215,23 @@ async def test_routes_not_served_yet_are_404(rest, method, path, detail, extra):
     }
 
 
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/rest/books/aggregate",
+        "/rest/books/search/fuzzy",
+        "/rest/search",
+        "/rest/books/1/title",  # not a binary column
+        f"/rest/node/{encode_global_id('Nope', 1)}",  # a type not served here
+        "/rest/nope",
+    ],
+)
+async def test_options_on_a_route_not_served_is_404_like_any_other_method(rest, path):
+    options, got = await rest.options(path), await rest.get(path)
+    assert (options.status_code, "allow" in options.headers) == (404, False)
+    assert problem(options) == problem(got)
+
+
 async def test_a_global_id_answers_303_to_the_rows_url(rest):
     response = await rest.get(f"/rest/node/{encode_global_id('Author', 2)}")
     assert (response.status_code, headers(response), response.content) == (

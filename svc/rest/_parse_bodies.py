@@ -1,10 +1,9 @@
 """Request bodies of REST writes (SPEC "REST API" -> media types, writes): JSON, JSON merge patch (RFC 7396), JSON
 Patch (RFC 6902), CSV rows and multipart/form-data fields, read into the JSON values of the GraphQL input shapes.
 
-What is read here is only shaped, not validated: the write planner validates every value against the GraphQL input
+What is read here is only shaped, not validated: `_parse_writes.py` validates every value against the GraphQL input
 types. CSV cells and form fields are texts, typed by the input field they fill (as URL parameters are); an empty CSV
-cell is null; a file part fills a binary (bytea) column with its bytes, whose media type is sniffed from their first
-bytes when they are read back.
+cell is null; a file part fills a binary (bytea) column with its bytes.
 """
 
 import copy
@@ -22,7 +21,7 @@ from graphql import GraphQLInputObjectType, GraphQLSchema
 from svc.errors import Code, SvcError
 from svc.model import Entity
 
-from ._inputs import bad, url_value
+from ._parse_inputs import bad, url_value
 
 JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
@@ -104,7 +103,8 @@ def form_fields(
         definition = input_type.fields.get(field.name if field else name)
         if definition is None:
             raise bad(f"{entity.type_name} has no writable field {name!r}", at)
-        data = part.get_payload(decode=True) or b""
+        payload = part.get_payload(decode=True)  # the part's bytes: it is no multipart itself
+        data = payload if isinstance(payload, bytes) else b""
         if field is not None and field.type.sql_type == "bytea":
             values[name] = hex_bytes(data)
             continue
@@ -157,32 +157,3 @@ def json_patch(row: Mapping[str, Any], operations: Any) -> dict[str, Any]:
     if not isinstance(patched, dict):
         raise SvcError(Code.PATCH_FAILED, "the patch replaces the row with something that is not an object")
     return patched
-
-
-#: Leading bytes of common formats (SPEC route table: a media type sniffed from the first bytes).
-_SIGNATURES = (
-    (b"\x89PNG\r\n\x1a\n", "image/png"),
-    (b"\xff\xd8\xff", "image/jpeg"),
-    (b"GIF87a", "image/gif"),
-    (b"GIF89a", "image/gif"),
-    (b"%PDF-", "application/pdf"),
-    (b"PK\x03\x04", "application/zip"),
-    (b"\x1f\x8b", "application/gzip"),
-    (b"BM", "image/bmp"),
-    (b"OggS", "audio/ogg"),
-    (b"ID3", "audio/mpeg"),
-    (b"\x00\x00\x01\x00", "image/x-icon"),
-    (b"wOFF", "font/woff"),
-    (b"wOF2", "font/woff2"),
-)
-
-
-def sniff(data: bytes) -> str:
-    for signature, media in _SIGNATURES:
-        if data.startswith(signature):
-            return media
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    if data[4:8] == b"ftyp":
-        return "video/mp4"
-    return "application/octet-stream"

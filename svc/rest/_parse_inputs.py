@@ -4,13 +4,15 @@
 Three jobs: URL texts become typed values by the input type they fill (`5` for an Int, `a,b` for a list, `[1,5)` for
 a range); REST names become GraphQL names (`id` is `rowId` where GraphQL calls the key so; database column names
 are accepted too); and the value is coerced by graphql-core against the input type, so unknown members, missing
-required members and values that do not fit are 400 naming the parameter or body path. Bracket filters
-(`filter[title][like]=x`) are translated to the `<Type>Filter` shape here, REST operator names to GraphQL ones.
+required members and values that do not fit are 400 naming what the client wrote: each member converted is recorded
+with the path it was written at (`Written`), and graphql-core's errors, which name GraphQL paths, are named by it.
+Bracket filters (`filter[title][like]=x`) are translated to the `<Type>Filter` shape here, REST operator names to
+GraphQL ones; their errors name the parameter.
 """
 
 import json
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
 
 from graphql import (
     GraphQLEnumType,
@@ -28,9 +30,9 @@ from graphql import (
 
 from svc.errors import Code, SvcError
 from svc.model import Cardinality, Entity, ErrorKind, Model
-from svc.plan import NotJson, decode_global_id, parse_json, render_path, typed_error
+from svc.plan import NotJson, decode_global_id, parse_json, typed_error
 
-from ._query import Parameter
+from ._parse_query import Parameter
 
 #: REST operator names (SPEC "List query parameters") to GraphQL filter operators; GraphQL names work as they are.
 OPERATORS = {
@@ -46,11 +48,44 @@ OPERATORS = {
 #: Members of a to-many relation filter (SPEC "Filter and condition inputs").
 QUANTIFIERS = frozenset({"some", "every", "none", "count", "sum", "avg", "min", "max"})
 
+Path = tuple[str | int, ...]
+
+
+class Written:
+    """The paths a client wrote, by the GraphQL path of the member each became (SPEC "Strictness": an error names
+    the path as the client wrote it). A JSON value's members are recorded as written, under `root` (a body's
+    `input.id`, `inputs[1].tags[0]`; with `brackets`, a JSON filter's `filter[title][lessThan]`); a member read from
+    a URL parameter is recorded as that parameter (`filter[or][0][title][ilike]`), below which nothing is named."""
+
+    def __init__(self, root: str, *, brackets: bool = False) -> None:
+        self._paths: dict[Path, str] = {(): root}
+        self._brackets = brackets
+
+    def add(self, parent: Path, graphql: str | int, written: str | int) -> Path:
+        """A member of the value at `parent`: its GraphQL path, recorded as the client wrote it."""
+        path = (*parent, graphql)
+        above = self._paths[parent]
+        brackets = self._brackets or isinstance(written, int)
+        self._paths[path] = f"{above}[{written}]" if brackets else f"{above}.{written}"
+        return path
+
+    def parameter(self, path: Path, name: str) -> Path:
+        """The member at `path` was read from the URL parameter `name`."""
+        self._paths[path] = name
+        return path
+
+    def __call__(self, path: Sequence[str | int]) -> str:
+        """How the member at `path` (GraphQL names) was written: its longest recorded part."""
+        at = tuple(path)
+        while at not in self._paths:
+            at = at[:-1]
+        return self._paths[at]
+
 
 class _Required(Exception):
-    """A required member (non-null, no default) missing or null, at its path."""
+    """A required member (non-null, no default) missing or null, at its GraphQL path."""
 
-    def __init__(self, path: tuple[str | int, ...], type_name: str) -> None:
+    def __init__(self, path: Path, type_name: str) -> None:
         super().__init__(type_name)
         self.path = path
         self.type_name = type_name
@@ -59,7 +94,7 @@ class _Required(Exception):
 class _Unknown(Exception):
     """A member the input type does not have, at its path (graphql-core names only the object holding it)."""
 
-    def __init__(self, path: tuple[str | int, ...], type_name: str) -> None:
+    def __init__(self, path: Path, type_name: str) -> None:
         super().__init__(type_name)
         self.path = path
         self.type_name = type_name
@@ -85,7 +120,6 @@ class InputTypes:
             for name in (names.filter, names.condition, names.key_input, names.create_input, names.update_input,
                          names.aggregate_filter):  # fmt: skip
                 self.entities[name] = entity
-        self.to_many: dict[str, Entity] = {entity.names.to_many_filter: entity for entity in model.entities}
 
     def get(self, name: str) -> GraphQLInputObjectType | None:
         """An input type of the schema (None when pruned away or never generated)."""
@@ -94,54 +128,67 @@ class InputTypes:
 
     # --- validation ----------------------------------------------------------------------------------------------
 
-    def coerce(self, value: Any, type_name: str, where: Callable[[Sequence[str | int]], str]) -> Any:
-        """`value` (REST names allowed) validated and coerced against the input type; SvcError naming the path
-        (`where` renders a path of GraphQL names the way the client wrote it): an unknown member by its own path, a
-        required column missing or null as the typed `<FIELD>_REQUIRED` (422) the database would answer."""
+    def coerce(self, value: Any, type_name: str, written: Written) -> Any:
+        """`value` (REST names allowed) validated and coerced against the input type; SvcError naming the path as
+        written: an unknown member by its own path, a required column missing or null as the typed
+        `<FIELD>_REQUIRED` (422) the database would answer."""
         type_ = self.get(type_name)
         if type_ is None:
-            raise bad(f"{type_name} takes no input here", where(()))
+            raise bad(f"{type_name} takes no input here", written(()))
         try:
-            renamed = self.graphql_names(value, type_, ())
+            renamed = self.graphql_names(value, type_, (), written)
         except _Unknown as unknown:
-            at = where(unknown.path)
+            at = written(unknown.path)
             raise bad(f"{at}: {unknown.type_name} has no field {unknown.path[-1]!r}", at) from None
         except _Required as missing:
-            raise self._required(missing, where(missing.path)) from None
+            raise self._required(missing, written(missing.path)) from None
+        return self.validated(renamed, type_, written)
+
+    def validated(self, value: Any, type_: GraphQLInputType, written: Written) -> Any:
+        """A value in GraphQL names validated and coerced by graphql-core, its errors named as written."""
 
         def on_error(error: GraphQLError, path: Sequence[str | int]) -> None:
             message = error.message.rstrip(".")
-            raise bad(f"{where(path)}: {message}" if path else message, where(path))
+            where = written(path)
+            raise bad(f"{where}: {message}" if path else message, where)
 
-        validate_input_value(renamed, type_, on_error)
-        return coerce_input_value(renamed, type_)
+        validate_input_value(value, type_, on_error)
+        return coerce_input_value(value, type_)
 
-    def graphql_names(self, value: Any, type_: GraphQLInputType, path: tuple[str | int, ...]) -> Any:
-        """The value with each member of an entity's input named as GraphQL names it: REST names (`id` for the
-        key GraphQL calls `rowId`) and database column names are accepted."""
+    def graphql_names(self, value: Any, type_: GraphQLInputType, path: Path, written: Written) -> Any:
+        """The value with each member of an entity's input named as GraphQL names it (REST names, `id` for the key
+        GraphQL calls `rowId`, and database column names are accepted), every member recorded as written."""
         type_ = unwrap(type_)
         if isinstance(type_, GraphQLList):
-            items = value if isinstance(value, list) else [value]
-            renamed = [self.graphql_names(item, type_.of_type, (*path, i)) for i, item in enumerate(items)]
-            return renamed if isinstance(value, list) else renamed[0]
+            item_type = cast(GraphQLInputType, type_.of_type)
+            if not isinstance(value, list):
+                return self.graphql_names(value, item_type, path, written)  # a single value where a list goes
+            items = cast("list[Any]", value)
+            return [
+                self.graphql_names(item, item_type, written.add(path, i, i), written) for i, item in enumerate(items)
+            ]
         if not isinstance(type_, GraphQLInputObjectType) or not isinstance(value, dict):
             return value
         entity = self.entities.get(type_.name)
         members: dict[str, Any] = {}
-        for name, member in value.items():
+        for name, member in cast("dict[str, Any]", value).items():
             graphql_name = name
             if entity is not None and (name not in type_.fields or self._raw_key(entity, type_, name, member)):
                 field = entity.rest_field(name)
                 if field is not None:
                     graphql_name = field.name
+            at = written.add(path, graphql_name, name)
             if graphql_name in members:
-                raise bad(f"{name} is given twice (under two names)", render_path((*path, name)))
+                raise bad(f"{name} is given twice (under two names)", written(at))
             definition = type_.fields.get(graphql_name)
             if definition is None:
-                raise _Unknown((*path, name), type_.name)
-            members[graphql_name] = self.graphql_names(member, definition.type, (*path, name))
+                raise _Unknown(at, type_.name)
+            members[graphql_name] = self.graphql_names(member, definition.type, at, written)
         for name, definition in type_.fields.items():
             if members.get(name) is None and is_required_input_field(definition):
+                if name not in members:  # not written: named as REST names it
+                    field = entity.field(name) if entity is not None else None
+                    written.add(path, name, field.rest_name if field is not None else name)
                 raise _Required((*path, name), type_.name)
         return members
 
@@ -156,7 +203,7 @@ class InputTypes:
         decoded = decode_global_id(member) if isinstance(member, str) else None
         return decoded is None or self.model.entity_named(decoded[0]) is None
 
-    def _required(self, missing: "_Required", at: str) -> SvcError:
+    def _required(self, missing: _Required, at: str) -> SvcError:
         """A required member missing or null: the column's `<FIELD>_REQUIRED` where the input type is an entity's
         (SPEC "Errors": NOT NULL, REST 422), else a bad input naming the member."""
         entity = self.entities.get(missing.type_name)
@@ -171,44 +218,62 @@ class InputTypes:
 
     # --- bracket filters -----------------------------------------------------------------------------------------
 
-    def filter_members(self, entity: Entity, parameter: Parameter, type_name: str | None = None) -> dict[str, Any]:
-        """`filter[...]` members in the `<Type>Filter` shape (values typed by the inputs they fill), not yet
-        coerced: `filter[title][like]=x&filter[or][0][pages][gt]=100`."""
-        type_ = self.get(type_name or entity.names.filter)
+    def bracket_filter(self, entity: Entity, parameter: Parameter) -> Any:
+        """`filter[...]` members (`filter[title][like]=x&filter[or][0][pages][gt]=100`) as a coerced `<Type>Filter`
+        value: values typed by the inputs they fill, errors naming the parameter they were read from."""
+        type_ = self.get(entity.names.filter)
         if type_ is None:
             raise bad(f"{entity.type_name} rows cannot be filtered", parameter.name)
+        written = Written(parameter.name, brackets=True)
+        return self.validated(self._filter(entity, type_, parameter, (), written), type_, written)
+
+    def _filter(
+        self, entity: Entity, type_: GraphQLInputObjectType, parameter: Parameter, path: Path, written: Written
+    ) -> dict[str, Any]:
         if parameter.value is not None and parameter.members:
             raise bad(f"{parameter.name} takes a value or members, not both", parameter.name)
         value: dict[str, Any] = {}
         for name, member in parameter.members.items():
+            at = written.parameter((*path, name), member.name)
             if name in ("and", "or"):
                 if member.value is not None or not all(i.isdigit() for i in member.members):
                     raise bad(f"{member.name} takes numbered members: {member.name}[0][...]", member.name)
                 ordered = sorted(member.members.items(), key=lambda item: int(item[0]))
-                value[name] = [self.filter_members(entity, m, type_.name) for _, m in ordered]
+                value[name] = [
+                    self._filter(entity, type_, m, written.parameter((*at, i), m.name), written)
+                    for i, (_, m) in enumerate(ordered)
+                ]
             elif name == "not":
-                value[name] = self.filter_members(entity, member, type_.name)
+                value[name] = self._filter(entity, type_, member, at, written)
             else:
-                graphql_name, inner = self._filter_field(entity, type_, name, member)
+                graphql_name, inner = self._filter_field(entity, type_, name, member, parent=path, written=written)
                 value[graphql_name] = inner
         return value
 
     def _filter_field(
-        self, entity: Entity, type_: GraphQLInputObjectType, name: str, member: Parameter
+        self,
+        entity: Entity,
+        type_: GraphQLInputObjectType,
+        name: str,
+        member: Parameter,
+        *,
+        parent: Path,
+        written: Written,
     ) -> tuple[str, Any]:
         field = entity.rest_field(name)
         graphql_name = field.name if field is not None and name not in type_.fields else name
         definition = type_.fields.get(graphql_name)
         if definition is None:
             raise bad(f"{entity.type_name} has no filterable field {name!r}", member.name)
+        path = written.parameter((*parent, graphql_name), member.name)
         inner_type = unwrap(definition.type)
         assert isinstance(inner_type, GraphQLInputObjectType)
         relation = next((r for r in entity.relations if r.name == graphql_name), None)
         if relation is None:
-            return graphql_name, self._operators(inner_type, member)
+            return graphql_name, self._operators(inner_type, member, path, written)
         target = self.model.entity(relation.target)
         if relation.kind is Cardinality.TO_ONE:
-            return graphql_name, self.filter_members(target, member, inner_type.name)
+            return graphql_name, self._filter(target, inner_type, member, path, written)
         quantified: dict[str, Any] = {}
         for word, inner in member.members.items():
             definition = inner_type.fields.get(word)
@@ -216,10 +281,11 @@ class InputTypes:
                 raise bad(f"{member.name} takes some, every, none, count or an aggregate; got {word!r}", inner.name)
             word_type = unwrap(definition.type)
             assert isinstance(word_type, GraphQLInputObjectType)
+            at = written.parameter((*path, word), inner.name)
             if word in ("some", "every", "none"):
-                quantified[word] = self.filter_members(target, inner, word_type.name)
+                quantified[word] = self._filter(target, word_type, inner, at, written)
             elif word == "count":
-                quantified[word] = self._operators(word_type, inner)
+                quantified[word] = self._operators(word_type, inner, at, written)
             else:
                 columns: dict[str, Any] = {}
                 for column, operators in inner.members.items():
@@ -230,11 +296,14 @@ class InputTypes:
                         raise bad(f"{word} is not offered for {column!r} of {target.type_name}", operators.name)
                     column_type = unwrap(column_definition.type)
                     assert isinstance(column_type, GraphQLInputObjectType)
-                    columns[column_name] = self._operators(column_type, operators)
+                    column_path = written.parameter((*at, column_name), operators.name)
+                    columns[column_name] = self._operators(column_type, operators, column_path, written)
                 quantified[word] = columns
         return graphql_name, quantified
 
-    def _operators(self, type_: GraphQLInputObjectType, parameter: Parameter) -> dict[str, Any]:
+    def _operators(
+        self, type_: GraphQLInputObjectType, parameter: Parameter, path: Path, written: Written
+    ) -> dict[str, Any]:
         """`[op]=value` members of a value filter (`StringFilter`, `IntFilter`...), values typed."""
         if parameter.value is not None or not parameter.members:
             raise bad(f"{parameter.name} needs an operator: {parameter.name}[eq]=...", parameter.name)
@@ -248,6 +317,7 @@ class InputTypes:
             definition = type_.fields.get(graphql_name)
             if definition is None:
                 raise bad(f"{name!r} is not an operator of {type_.name}", operand.name)
+            written.parameter((*path, graphql_name), operand.name)
             operators[graphql_name] = url_value(operand.value, definition.type, operand.name, self.schema)
         return operators
 

@@ -1,26 +1,22 @@
 """REST reads into read plans (SPEC "REST API"): a list is one connection read whose members become the body (the
-rows) and headers (counts, cursors for `Link`); a row is a one-row read by key, with its version for `ETag`.
+rows) and headers (counts, cursors for `Link`); a row is a one-row read by key, with its version for `ETag`; a
+function's value, record or rows are read from its call.
 
 Rows are shaped as SPEC "Naming" says for REST: columns under their REST names, then `rowVersion` for entities with
-a key; included relations under their field names. Limits are the shared ones (SPEC "Limits"): page sizes, depth
-(include levels count), cost; the filter, order and page arguments are planned by `svc/plan`'s `Arguments`, as for
-GraphQL.
+a key; included relations under their field names. The filter, order and page arguments are planned by `svc/plan`'s
+`Arguments`, as for GraphQL (page sizes checked there), its errors naming the URL parameter (`_plan_names.py`);
+depth (include levels count) and cost are the pipeline's limits stage (SPEC "Limits").
 """
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import attrs
-
 from svc.config import LimitsConfig
 from svc.errors import Code, SvcError
-from svc.model import Cardinality as Kind
-from svc.model import Entity, Model, ReturnKind
+from svc.model import Cardinality, ComputedField, Entity, Model, ReturnKind, RootFunction
 from svc.plan import (
     And,
     Arguments,
-    Budget,
-    Cardinality,
     ColumnOutput,
     ColumnRef,
     Compare,
@@ -33,11 +29,12 @@ from svc.plan import (
     FunctionCall,
     Hierarchy,
     JsonPathOutput,
+    JunctionLink,
     KeyLookup,
+    Link,
     NestedOutput,
     Not,
     Operator,
-    Order,
     Output,
     Page,
     PageMember,
@@ -45,7 +42,7 @@ from svc.plan import (
     Params,
     Quantifier,
     Read,
-    ReadPlan,
+    ReadKind,
     Related,
     RootField,
     RowsFormat,
@@ -56,50 +53,23 @@ from svc.plan import (
     value_map,
 )
 
-from ._listing import Include, Listing, Selection, filter_parameter
-
-#: Keys of the columns a list's statement answers (`page_outputs` order).
-ROWS, ROW_COUNT, HAS_NEXT, HAS_PREVIOUS, START, END, TOTAL, ESTIMATE = (
-    "rows", "rowCount", "hasNext", "hasPrevious", "start", "end", "total", "estimate",
-)  # fmt: skip
-
-
-@attrs.frozen
-class Count:
-    """`Prefer: count=...`: exact, planned (the planner's estimate) or estimated (exact below `threshold`)."""
-
-    mode: str
-    threshold: int | None = None
-
-
-@attrs.frozen
-class PlannedRead:
-    plan: ReadPlan
-    params: Params
-    #: The order the page was read in (its signature makes `Link` cursors), and its size.
-    order: Order | None = None
-    size: int = 0
-
-
-@attrs.frozen
-class _Place:
-    depth: int = 1
-    parent_rows: int = 1
-
-    def below(self, rows: int) -> "_Place":
-        return _Place(self.depth + 1, self.parent_rows * rows)
+from ._api_request import Include, Listing, Selection
+from ._plan_names import BODY, COMPUTED_ARGUMENTS, FILTERS, PARAMETERS
+from ._planned import END, ESTIMATE, HAS_NEXT, HAS_PREVIOUS, ROW, ROW_COUNT, ROWS, START, TOTAL, VALUE, VERSION
 
 
 class ReadRun:
-    """The planning of one REST read: its parameters and budget."""
+    """The planning of one REST read, with its parameters."""
 
     def __init__(self, model: Model, index: EntityIndex, limits: LimitsConfig) -> None:
         self.model = model
         self.index = index
         self.limits = limits
         self.params = Params()
-        self.budget = Budget(limits)
-        self.arguments = Arguments(model, index, limits, self.params)
+        # One set of parameters; each kind of URL parameter named as the client wrote it.
+        self._filters = Arguments(model, index, limits, self.params, FILTERS)
+        self._computed = Arguments(model, index, limits, self.params, COMPUTED_ARGUMENTS)
+        self._pages = Arguments(model, index, limits, self.params, PARAMETERS)
 
     # --- lists -------------------------------------------------------------------------------------------------
 
@@ -109,11 +79,12 @@ class ReadRun:
         listing: Listing,
         *,
         format: RowsFormat = RowsFormat.JSON,
-        count: Count | None = None,
+        count: str | None = None,
         source: FunctionCall | None = None,
-    ) -> PlannedRead:
-        """A list of an entity's rows (or of a function's rows, `source`), as one split connection."""
-        order = self.arguments.order(entity, listing.order, default_key=source is None)
+    ) -> tuple[RootField, int]:
+        """A list of an entity's rows (or of a function's rows, `source`), as one split connection; and its page
+        size. `count` is `Prefer: count=` (exact, planned, or estimated: exact below `limits.count_threshold`)."""
+        order = self._pages.order(entity, listing.order, default_key=source is None)
         page_arguments = {
             "first": listing.first,
             "last": listing.last,
@@ -121,8 +92,7 @@ class ReadRun:
             "after": listing.after,
             "before": listing.before,
         }
-        page, size = self.arguments.connection_page(page_arguments, order, ())
-        self.budget.read(1, size, 1)
+        page, size = self._pages.connection_page(page_arguments, order, ())
         conditions = [self.filter(entity, listing.filter, "filter")]
         conditions += self._inner_and_anti(entity, listing.selection)
         outputs = [
@@ -136,26 +106,26 @@ class ReadRun:
         ]
         read = Read(
             source=source or table(entity),
-            shape=self.shape(entity, listing.selection, _Place().below(size), cursors=listing.cursors),
-            cardinality=Cardinality.PAGE,
+            shape=self.shape(entity, listing.selection, cursors=listing.cursors),
+            kind=ReadKind.PAGE,
             filter=_all(conditions),
             order=order.items,
             page=page,
             page_outputs=tuple(outputs),
             cursor_signature=order.signature,
         )
-        self.budget.check()
-        return PlannedRead(ReadPlan((RootField("list", read, nullable=False, split=True),)), self.params, order, size)
+        return RootField("list", read, nullable=False, split=True), size
 
-    def _counts(self, count: Count | None) -> list[PageOutput]:
+    def _counts(self, count: str | None) -> list[PageOutput]:
         if count is None:
             return []
-        if count.mode == "exact":
+        if count == "exact":
             return [PageOutput(TOTAL, PageMember.TOTAL_COUNT)]
         estimate = PageOutput(ESTIMATE, PageMember.TOTAL_COUNT, count=CountMode.ESTIMATE)
-        if count.mode == "planned" or count.threshold is None:
+        threshold = self.limits.count_threshold
+        if count == "planned" or threshold is None:
             return [estimate]
-        bound = self.params.add(count.threshold, "bigint")
+        bound = self.params.add(threshold, "bigint")
         return [PageOutput(TOTAL, PageMember.TOTAL_COUNT, count=CountMode.EXACT_BELOW, exact_below=bound), estimate]
 
     def _inner_and_anti(self, entity: Entity, selection: Selection) -> list[Filter | None]:
@@ -180,42 +150,67 @@ class ReadRun:
         return conditions
 
     def filter(self, entity: Entity, value: Mapping[str, Any] | None, parameter: str) -> Filter | None:
-        """A coerced `<Type>Filter` planned; the planner's errors name the URL parameter (`filter[title][like]`),
-        not the GraphQL path (`filter.title.like`)."""
-        try:
-            return self.arguments.filter(entity, value, [parameter])
-        except SvcError as error:
-            raise renamed(error, parameter, lambda p: filter_parameter(self.model, entity, parameter, p)) from error
+        """A coerced `<Type>Filter` planned; errors name the URL parameter (`filter[title][like]`)."""
+        return self._filters.filter(entity, value, [parameter])
 
     # --- one row -----------------------------------------------------------------------------------------------
 
-    def row(self, entity: Entity, lookup: KeyLookup, selection: Selection) -> PlannedRead:
+    def row(self, entity: Entity, lookup: KeyLookup, selection: Selection) -> tuple[RootField, ...]:
         """One row by a unique key, and its version (for `ETag`)."""
-        self.budget.read(1, 1, 1)
         key = self.key_filter(entity, lookup)
-        read = Read(table(entity), self.shape(entity, selection, _Place().below(1)), Cardinality.ONE, filter=key)
-        roots = [RootField("row", read)]
+        roots = [RootField(ROW, Read(table(entity), self.shape(entity, selection), ReadKind.ONE, filter=key))]
         if entity.primary_key is not None:
-            version = Read(table(entity), Shape((row_version("v", entity),)), Cardinality.ONE, filter=key)
-            roots.append(RootField("version", version))
-        self.budget.check()
-        return PlannedRead(ReadPlan(tuple(roots)), self.params)
+            version = Read(table(entity), Shape((row_version("v", entity),)), ReadKind.ONE, filter=key)
+            roots.append(RootField(VERSION, version))
+        return tuple(roots)
 
     def key_filter(self, entity: Entity, lookup: KeyLookup) -> Filter:
-        items = []
+        items: list[Filter] = []
         for column, value in lookup.values:
             field = entity.field_of_column(column)
             sql_type = field.type.sql_type if field is not None else "text"
             items.append(Compare(ColumnRef(column), Operator.EQ, self.params.add(value, sql_type)))
         return And(tuple(items)) if len(items) != 1 else items[0]
 
+    # --- functions ---------------------------------------------------------------------------------------------
+
+    def function_call(self, function: RootFunction, arguments: Mapping[str, Any], *, in_body: bool) -> FunctionCall:
+        """A function's call from its coerced arguments; errors name an argument as the client gave it: a member of
+        the body's `args` (`args.numbers[1]`) or a query parameter (`numbers`)."""
+        naming, path = (BODY, ["args"]) if in_body else (PARAMETERS, [])
+        given = Arguments(self.model, self.index, self.limits, self.params, naming)
+        return FunctionCall(function.schema, function.function, given.call(function.arguments, arguments, path))
+
+    def call(self, function: RootFunction, call: FunctionCall, entity: Entity | None, listing: Listing) -> RootField:
+        """A function's JSON: a value, one row or record, or (VOLATILE functions) a list of rows or records."""
+        returns = function.returns
+        kind = returns.kind
+        if kind in (ReturnKind.SCALAR, ReturnKind.SCALARS, ReturnKind.VOID):
+            if returns.type is None:
+                return RootField(VALUE, call=ComputedOutput(VALUE, call))
+            mapping = value_map(returns.type, self.model)
+            return RootField(VALUE, call=ComputedOutput(VALUE, call, mapping, returns_set=kind is ReturnKind.SCALARS))
+        if kind in (ReturnKind.RECORD, ReturnKind.RECORDS):
+            assert returns.record is not None
+            outputs = tuple(
+                ColumnOutput(f.name, f.column, value_map(f.type, self.model)) for f in returns.record.fields
+            )
+            many = kind is ReturnKind.RECORDS
+            return RootField(VALUE, Read(call, Shape(outputs), ReadKind.MANY if many else ReadKind.ONE))
+        assert entity is not None
+        shape = self.shape(entity, listing.selection)
+        if kind is ReturnKind.ROW:
+            return RootField(VALUE, Read(call, shape, ReadKind.ONE))
+        page, _ = self._pages.list_page({"first": listing.first, "offset": listing.offset}, ())
+        order = self._pages.order(entity, listing.order, default_key=False)
+        filter_ = self.filter(entity, listing.filter, "filter")
+        return RootField(VALUE, Read(call, shape, ReadKind.MANY, filter=filter_, order=order.items, page=page))
+
     # --- row shapes ----------------------------------------------------------------------------------------------
 
-    def shape(
-        self, entity: Entity, selection: Selection, place: _Place, *, cursors: bool = False, path: str = ""
-    ) -> Shape:
-        """The JSON object of each row (SPEC "Naming" -> REST rows); `place` is where the rows' members sit, `path`
-        the include path of the rows (`author`, `books.author`; empty for the rows read)."""
+    def shape(self, entity: Entity, selection: Selection, *, cursors: bool = False, path: str = "") -> Shape:
+        """The JSON object of each row (SPEC "Naming" -> REST rows); `path` is the include path of the rows
+        (`author`, `books.author`; empty for the rows read)."""
         meanings = self.index.fields(entity)
         names: Sequence[str] = selection.fields or _default_fields(entity)
         outputs: list[Output] = []
@@ -227,8 +222,8 @@ class ReadRun:
                 field = meaning.field
                 assert field is not None
                 if field.name in selection.paths:
-                    path = self.params.add(selection.paths[field.name], "jsonpath")
-                    outputs.append(JsonPathOutput(field.rest_name, field.column, path))
+                    json_path = self.params.add(selection.paths[field.name], "jsonpath")
+                    outputs.append(JsonPathOutput(field.rest_name, field.column, json_path))
                 else:
                     outputs.append(ColumnOutput(field.rest_name, field.column, value_map(field.type, self.model)))
             else:
@@ -249,11 +244,12 @@ class ReadRun:
         if cursors:
             outputs.append(CursorOutput("_cursor"))
         for name, include in selection.includes.items():
-            outputs.append(NestedOutput(name, self._included(entity, name, include, place)))
+            outputs.append(NestedOutput(name, self._included(entity, name, include)))
         return Shape(tuple(outputs))
 
-    def _call(self, computed: Any, given: Mapping[str, Any], name: str) -> FunctionCall:
-        """A computed field's call; `name` is its include path and field name (`manager.doubleId`)."""
+    def _call(self, computed: ComputedField, given: Mapping[str, Any], name: str) -> FunctionCall:
+        """A computed field's call; `name` is its include path and field name (`manager.doubleId`), and its
+        arguments' parameters are `args[<name>][<argument>]`."""
         missing = [a.name for a in computed.arguments if a.required and a.name not in given]
         missing = [a for a in missing if a not in computed.from_columns]
         if missing:
@@ -262,79 +258,68 @@ class ReadRun:
                 f"{name} needs the argument(s) {', '.join(missing)}: args[{name}][{missing[0]}]=...",
                 extensions={"field": f"args[{name}][{missing[0]}]"},
             )
-        prefix = f"args[{name}]"
-        try:
-            arguments = self.arguments.call(computed.arguments, given, [prefix], computed.from_columns)
-        except SvcError as error:
-            raise renamed(error, prefix, lambda parts: prefix + f"[{parts[0]}]") from error
+        arguments = self._computed.call(computed.arguments, given, [f"args[{name}]"], computed.from_columns)
         return FunctionCall(computed.schema, computed.function, arguments, row_argument=not computed.from_columns)
 
-    def _included(self, entity: Entity, name: str, include: Include, place: _Place) -> Read:
-        """An included relation, hierarchy or computed set of rows, one level below `place`."""
+    def _included(self, entity: Entity, name: str, include: Include) -> Read:
+        """An included relation, hierarchy or computed set of rows."""
         meaning = self.index.fields(entity)[name]
-        where = f"filter[{include.path}]"
         if meaning.relation is not None:
             relation = meaning.relation
             target = self.model.entity(relation.target)
             link = link_of(relation, self.model)
-            if relation.kind is Kind.TO_ONE:
-                self.budget.read(place.depth, 1, place.parent_rows)
-                shape = self.shape(target, include.selection, place.below(1), path=include.path)
-                return Read(table(target), shape, Cardinality.ONE, link=link)
-            return self._many(target, include, place, link=link)
+            if relation.kind is Cardinality.TO_ONE:
+                shape = self.shape(target, include.selection, path=include.path)
+                return Read(table(target), shape, ReadKind.ONE, link=link)
+            return self._many(target, include, link=link)
         if meaning.hierarchy is not None:
             hierarchy = meaning.hierarchy
-            rows = include.depth or self.limits.depth or 10
-            self.budget.read(place.depth, rows, place.parent_rows)
-            filter_ = self.filter(entity, include.filter, where)
-            order = self.arguments.order(entity, include.order, default_key=False)
+            filter_ = self.filter(entity, include.filter, f"filter[{include.path}]")
+            order = self._pages.order(entity, include.order, default_key=False)
             walk = Hierarchy(
                 pairs=hierarchy.pairs,
                 key=tuple(entity.primary_key or (parent for _, parent in hierarchy.pairs)),
                 ancestors=meaning.kind is FieldKind.ANCESTORS,
                 max_depth=self.params.add(include.depth, "integer") if include.depth is not None else None,
             )
-            shape = self.shape(entity, include.selection, place.below(rows), path=include.path)
-            return Read(table(entity), shape, Cardinality.MANY, filter=filter_, order=order.items, hierarchy=walk)
+            shape = self.shape(entity, include.selection, path=include.path)
+            return Read(table(entity), shape, ReadKind.MANY, filter=filter_, order=order.items, hierarchy=walk)
         computed = meaning.computed
         assert computed is not None and computed.returns.entity is not None
         target = self.model.entity(computed.returns.entity)
         call = FunctionCall(computed.schema, computed.function, row_argument=True)
         if computed.returns.kind is ReturnKind.ROW:
-            self.budget.read(place.depth, 1, place.parent_rows)
-            return Read(call, self.shape(target, include.selection, place.below(1), path=include.path), Cardinality.ONE)
-        return self._many(target, include, place, source=call)
+            return Read(call, self.shape(target, include.selection, path=include.path), ReadKind.ONE)
+        return self._many(target, include, source=call)
 
-    def _many(self, target: Entity, include: Include, place: _Place, *, link: Any = None, source: Any = None) -> Read:
+    def _many(
+        self,
+        target: Entity,
+        include: Include,
+        *,
+        link: Link | JunctionLink | None = None,
+        source: FunctionCall | None = None,
+    ) -> Read:
         """Included to-many rows: filtered, ordered and paged by the embedding controls; without them, at most
         `page_size.max` rows; with any of them, `page_size.default` rows unless `first` says otherwise."""
         controlled = include.filter is not None or include.order or include.first is not None or include.offset
         first = include.first
         if first is None and controlled:
             first = self.limits.page_size.default
-        page, rows = self.arguments.list_page({"first": first, "offset": include.offset}, [include.path])
-        self.budget.read(place.depth, rows, place.parent_rows)
+        # The controls are whole numbers already (the parse stage's): no error of the page names a parameter.
+        page, _ = self._pages.list_page({"first": first, "offset": include.offset}, ())
         filter_ = self.filter(target, include.filter, f"filter[{include.path}]")
-        order = self.arguments.order(target, include.order, default_key=False)
-        shape = self.shape(target, include.selection, place.below(rows), path=include.path)
+        order = self._pages.order(target, include.order, default_key=False)
+        shape = self.shape(target, include.selection, path=include.path)
         return Read(
             source or table(target),
             shape,
-            Cardinality.MANY,
+            ReadKind.MANY,
             link=link,
             filter=filter_,
             order=order.items,
             page=page if page.limit is not None or page.offset is not None else Page(),
         )
-
-
-def renamed(error: SvcError, prefix: str, render: Any) -> SvcError:
-    """The planner's error with its `field` (a dotted path below `prefix`) rendered as the URL parameter."""
-    field = error.extensions.get("field")
-    if not isinstance(field, str) or not field.startswith(prefix + "."):
-        return error
-    extensions = {**error.extensions, "field": render(field[len(prefix) + 1 :].split("."))}
-    return SvcError(error.code, error.message, extensions=extensions, code_name=error.code_name, headers=error.headers)
 
 
 def _default_fields(entity: Entity) -> list[str]:
@@ -350,6 +335,3 @@ def _all(conditions: Sequence[Filter | None]) -> Filter | None:
     if not present:
         return None
     return present[0] if len(present) == 1 else And(tuple(present))
-
-
-__all__ = ["Count", "PlannedRead", "ReadRun", "renamed"]

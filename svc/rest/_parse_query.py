@@ -64,12 +64,6 @@ class Parameters:
             parameter.value = value
         return cls(parameters)
 
-    def __bool__(self) -> bool:
-        return bool(self._parameters)
-
-    def names(self) -> list[str]:
-        return list(self._parameters)
-
     def peek(self, name: str) -> Parameter | None:
         """The parameter `name`, left in place (a reader that takes only some of its members)."""
         return self._parameters.get(name)

@@ -4,23 +4,24 @@ row has: fields, included relations (each with its own fields, filter, order and
 fields and JSON paths.
 
 Names are checked against the entity here (unknown columns, relations and controls are 400 naming the parameter);
-filters are validated against the GraphQL filter types (`_inputs.py`); limits on includes (at most 10 relations,
-3 levels) are checked here, before any planning.
+filters are validated against the GraphQL filter types (`_parse_inputs.py`); limits on includes (at most 10
+relations, 3 levels) are checked here, before any planning.
 """
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
 from svc.errors import Code, SvcError
 from svc.model import Cardinality, Entity, Model, ReturnKind, upper_snake
-from svc.plan import AGGREGATES, EntityIndex, FieldKind, parse_json, render_path
+from svc.plan import EntityIndex, FieldKind, parse_json
 
-from ._inputs import OPERATORS, QUANTIFIERS, InputTypes, bad, list_items, url_value
-from ._query import Parameter, Parameters
+from ._api_request import Include, Listing, Selection
+from ._parse_inputs import QUANTIFIERS, InputTypes, Written, bad, url_value
+from ._parse_query import Parameter, Parameters
 
 _SEARCH_MEMBERS = (
     "filter", "order", "first", "after", "last", "before", "offset", "fields", "include", "embed", "inner", "anti",
@@ -32,48 +33,6 @@ _WINDOW_PARAMETERS = ("window", "partition", "running")
 MAX_INCLUDES = 10
 MAX_INCLUDE_LEVELS = 3
 _ORDER_ITEM = re.compile(r"^(-?)([^:]+)((?::(?:asc|desc|nullsfirst|nullslast))*)$", re.IGNORECASE)
-
-
-@attrs.frozen
-class Selection:
-    """The members of each row of one read: `fields` (None: every column and the row version), computed fields'
-    arguments, JSON paths, and the included relations by field name."""
-
-    fields: tuple[str, ...] | None = None
-    arguments: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
-    paths: Mapping[str, str] = attrs.field(factory=dict)
-    includes: Mapping[str, "Include"] = attrs.field(factory=dict)
-
-
-@attrs.frozen
-class Include:
-    """An included relation (or hierarchy, or computed set of rows) and its embedding controls."""
-
-    path: str  # the include path (`posts.comments`), as controls name it
-    selection: Selection
-    filter: Mapping[str, Any] | None = None
-    order: tuple[str, ...] = ()
-    first: int | None = None
-    offset: int | None = None
-    depth: int | None = None
-    inner: bool = False
-    anti: bool = False
-
-
-@attrs.frozen
-class Listing:
-    """A read of an entity's rows: its filter (coerced `<Type>Filter` value), order (`<Type>OrderBy` values), page
-    and row members."""
-
-    selection: Selection = Selection()
-    filter: Mapping[str, Any] | None = None
-    order: tuple[str, ...] = ()
-    first: int | None = None
-    last: int | None = None
-    offset: int | None = None
-    after: str | None = None
-    before: str | None = None
-    cursors: bool = False
 
 
 class Listings:
@@ -92,10 +51,10 @@ class Listings:
         selection = self.selection_from_query(entity, parameters)
         if not rows:
             return Listing(selection)
-        filter_ = self.filter_from_query(entity, parameters.take("filter"), selection)
+        filter_ = parameters.take("filter")
         return Listing(
             selection,
-            filter=filter_,
+            filter=self.filter(entity, filter_) if filter_ is not None else None,
             order=self.order(entity, _split(parameters.take_value("order")), "order"),
             first=_count(parameters.take_value("first"), "first"),
             last=_count(parameters.take_value("last"), "last"),
@@ -143,12 +102,12 @@ class Listings:
         tree = self._include_tree(entity, include)
         inner = _split(parameters.take_value("inner"))
         anti = _split(parameters.take_value("anti"))
-        arguments: dict[str, dict[str, dict[str, Any]]] = {}
+        arguments: dict[str, dict[str, dict[str, Parameter]]] = {}
         for name, member in parameters.take_members("args").items():
             prefix, _, field = name.rpartition(".")
             if member.value is not None or not member.members:
                 raise bad(f"{member.name} takes arguments: {member.name}[<argument>]=...", member.name)
-            arguments.setdefault(prefix, {})[field] = {arg: leaf for arg, leaf in member.members.items()}
+            arguments.setdefault(prefix, {})[field] = dict(member.members)
         paths: dict[str, dict[str, str]] = {}
         for name, member in parameters.take_members("path").items():
             prefix, _, column = name.rpartition(".")
@@ -160,62 +119,58 @@ class Listings:
                 raise bad(
                     f"{path!r} must be included to be used in inner or anti", "inner" if path in inner else "anti"
                 )
-
-        def values(control: str, path: str) -> str | None:
-            member = controls[control].pop(path, None)
-            if member is None:
-                return None
-            if member.members or member.value is None:
-                raise bad(f"{member.name} takes a value", member.name)
-            return member.value
-
-        def build(entity: Entity, node: "_Node", prefix: str) -> Selection:
-            fields = _split(values("fields", prefix)) if prefix else _split(parameters.take_value("fields"))
-            includes = {}
-            for name, child in node.children.items():
-                path = f"{prefix}.{name}" if prefix else name
-                target = child.entity
-                filter_parameter = filters.pop(path, None)
-                embedded_filter = None
-                if filter_parameter is not None:
-                    if not (child.to_many or child.hierarchy):
-                        raise bad(f"only to-many relations take filter[{path}]", filter_parameter.name)
-                    embedded_filter = self.filter(target, filter_parameter)
-                order = _split(values("order", path))
-                first, offset, depth = values("first", path), values("offset", path), values("depth", path)
-                if order and not (child.to_many or child.hierarchy):
-                    raise bad(f"only to-many relations and hierarchies take order ({path})", f"order[{path}]")
-                for control, given in (("first", first), ("offset", offset)):
-                    if given is not None and not child.to_many:
-                        where = f"{control}[{path}]"
-                        raise bad(f"only to-many relations take {control} ({path}; hierarchies are not paged)", where)
-                if depth is not None and not child.hierarchy:
-                    raise bad(f"only ancestors and descendants take depth ({path})", f"depth[{path}]")
-                includes[name] = Include(
-                    path,
-                    build(target, child, path),
-                    filter=embedded_filter,
-                    order=self.order(target, order, f"order[{path}]") if order else (),
-                    first=_count(first, f"first[{path}]"),
-                    offset=_count(offset, f"offset[{path}]"),
-                    depth=_count(depth, f"depth[{path}]"),
-                    inner=path in inner,
-                    anti=path in anti,
-                )
-            own_arguments = arguments.pop(prefix, {})
-            own_paths = paths.pop(prefix, {})
-            return Selection(
-                self._fields(entity, fields, prefix, own_arguments, own_paths) if fields else None,
-                self._arguments(entity, own_arguments, prefix),
-                self._paths(entity, own_paths, prefix),
-                includes,
-            )
-
-        selection = build(entity, tree, "")
-        for control, members in (*controls.items(), ("filter", filters), ("args", arguments), ("path", paths)):
-            for path in members:
-                raise bad(f"{control}[{path}] names nothing included", f"{control}[{path}]")
+        taken = _Controls(parameters.take_value("fields"), controls, filters, arguments, paths, inner, anti)
+        selection = self._selection(entity, tree, "", taken)
+        taken.finish()
         return selection
+
+    def _selection(self, entity: Entity, node: "_Node", prefix: str, taken: "_Controls") -> Selection:
+        """The members of rows at the include path `prefix` (empty: the rows read)."""
+        fields = _split(taken.value("fields", prefix) if prefix else taken.fields)
+        includes = {
+            name: self._include(child, f"{prefix}.{name}" if prefix else name, taken)
+            for name, child in node.children.items()
+        }
+        own_arguments = taken.arguments.pop(prefix, {})
+        own_paths = taken.paths.pop(prefix, {})
+        return Selection(
+            self._fields(entity, fields, prefix, own_arguments, own_paths) if fields else None,
+            self._arguments(entity, own_arguments, prefix),
+            self._paths(entity, own_paths, prefix),
+            includes,
+        )
+
+    def _include(self, child: "_Node", path: str, taken: "_Controls") -> Include:
+        """An included relation and its embedding controls (filter and order for to-many relations and
+        hierarchies, first and offset for to-many relations, depth for hierarchies)."""
+        target = child.entity
+        given_filter = taken.filters.pop(path, None)
+        embedded_filter = None
+        if given_filter is not None:
+            if not (child.to_many or child.hierarchy):
+                raise bad(f"only to-many relations take filter[{path}]", given_filter.name)
+            embedded_filter = self.filter(target, given_filter)
+        order = _split(taken.value("order", path))
+        first, offset, depth = taken.value("first", path), taken.value("offset", path), taken.value("depth", path)
+        if order and not (child.to_many or child.hierarchy):
+            raise bad(f"only to-many relations and hierarchies take order ({path})", f"order[{path}]")
+        for control, given in (("first", first), ("offset", offset)):
+            if given is not None and not child.to_many:
+                where = f"{control}[{path}]"
+                raise bad(f"only to-many relations take {control} ({path}; hierarchies are not paged)", where)
+        if depth is not None and not child.hierarchy:
+            raise bad(f"only ancestors and descendants take depth ({path})", f"depth[{path}]")
+        return Include(
+            path,
+            self._selection(target, child, path, taken),
+            filter=embedded_filter,
+            order=self.order(target, order, f"order[{path}]") if order else (),
+            first=_count(first, f"first[{path}]"),
+            offset=_count(offset, f"offset[{path}]"),
+            depth=_count(depth, f"depth[{path}]"),
+            inner=path in taken.inner,
+            anti=path in taken.anti,
+        )
 
     def _embedded_filters(self, entity: Entity, parameters: Parameters, include: set[str]) -> dict[str, Parameter]:
         """`filter[rel][...]` members that are embedding controls, not conditions on the rows read: an included
@@ -265,36 +220,16 @@ class Listings:
 
     # --- filters and orders --------------------------------------------------------------------------------------
 
-    def filter_from_query(
-        self, entity: Entity, parameter: Parameter | None, selection: Selection
-    ) -> Mapping[str, Any] | None:
-        """`filter[...]` conditions and `filter={json}` (both: all must hold)."""
-        if parameter is None:
-            return None
-        parts: list[Any] = []
-        if parameter.value is not None:
-            parts.append(_json_object(parameter.value, "filter"))
-        if parameter.members:
-            parts.append(self.inputs.filter_members(entity, Parameter("filter", None, parameter.members)))
-        value = parts[0] if len(parts) == 1 else {"and": parts}
-        return self.inputs.coerce(
-            value, entity.names.filter, lambda path: filter_parameter(self.model, entity, "filter", path)
-        )
-
     def filter(self, entity: Entity, parameter: Parameter) -> Mapping[str, Any]:
-        """An embedding filter `filter[rel][...]` over the included rows."""
+        """`filter[...]` conditions and `filter={json}` (both: all must hold), of the rows read or (`filter[rel]`)
+        of the included rows; errors name the parameter as written (`filter[title][like]`, `filter[nope]`)."""
+        parts: list[Mapping[str, Any]] = []
         if parameter.value is not None:
             value = _json_object(parameter.value, parameter.name)
-        else:
-            value = self.inputs.filter_members(entity, Parameter(parameter.name, None, parameter.members))
-        return self.inputs.coerce(
-            value, entity.names.filter, lambda path: filter_parameter(self.model, entity, parameter.name, path)
-        )
-
-    def filter_from_body(self, entity: Entity, value: Any, name: str) -> Mapping[str, Any] | None:
-        if value is None:
-            return None
-        return self.inputs.coerce(value, entity.names.filter, lambda path: render_path([name, *path]))
+            parts.append(self.inputs.coerce(value, entity.names.filter, Written(parameter.name, brackets=True)))
+        if parameter.members:
+            parts.append(self.inputs.bracket_filter(entity, Parameter(parameter.name, None, parameter.members)))
+        return parts[0] if len(parts) == 1 else {"and": parts}
 
     def order(self, entity: Entity, items: list[str], name: str) -> tuple[str, ...]:
         """`name,-created_at,author.username:desc:nullsfirst,messagesCount` as `<Type>OrderBy` values."""
@@ -391,6 +326,34 @@ class Listings:
                 raise bad(f"{column!r} is not a JSON column of {entity.type_name}", where)
             paths[field.name] = path
         return paths
+
+
+@attrs.define
+class _Controls:
+    """The row members and embedding controls of one request, taken from its parameters and handed to the include
+    paths they name (`fields[posts]`, `filter[posts]`, `args[posts.score]`); what is left names nothing included."""
+
+    fields: str | None  # the rows read's own `fields`
+    controls: dict[str, dict[str, Parameter]]  # fields, order, first, offset, depth by include path
+    filters: dict[str, Parameter]
+    arguments: dict[str, dict[str, dict[str, Parameter]]]  # by include path, then computed field
+    paths: dict[str, dict[str, str]]  # by include path, then column
+    inner: list[str]
+    anti: list[str]
+
+    def value(self, control: str, path: str) -> str | None:
+        member = self.controls[control].pop(path, None)
+        if member is None:
+            return None
+        if member.members or member.value is None:
+            raise bad(f"{member.name} takes a value", member.name)
+        return member.value
+
+    def finish(self) -> None:
+        named = (*self.controls.items(), ("filter", self.filters), ("args", self.arguments), ("path", self.paths))
+        for control, members in named:
+            for path in members:
+                raise bad(f"{control}[{path}] names nothing included", f"{control}[{path}]")
 
 
 @attrs.define
@@ -491,57 +454,3 @@ def _json_object(text: str, name: str) -> Any:
     if not isinstance(value, dict):
         raise bad(f"{name} must be a JSON object", name)
     return value
-
-
-#: GraphQL filter operators to the REST names clients write (the first REST name of each; SPEC "List query
-#: parameters"), so an error names the parameter as written.
-_REST_OPERATORS = {"containsElement": "contains"} | {
-    graphql: rest for rest, graphql in reversed(OPERATORS.items()) if graphql not in OPERATORS
-}
-
-
-def filter_parameter(model: Model, entity: Entity, prefix: str, path: Sequence[str | int]) -> str:
-    """The URL parameter (`filter[author][name][eq]`) of a path in an entity's `<Type>Filter` value (`author`,
-    `name`, `equalTo`, as the planner and graphql-core name it): REST field and operator names, and nothing below
-    the operator (a list item, a range bound)."""
-    rendered, current, parts = prefix, entity, [str(part) for part in path]
-    i = 0
-    while i < len(parts):
-        part = parts[i]
-        if part in ("and", "or"):
-            numbered = i + 1 < len(parts) and parts[i + 1].isdigit()
-            rendered += "".join(f"[{p}]" for p in parts[i : i + (2 if numbered else 1)])
-            i += 2 if numbered else 1
-            continue
-        if part == "not":
-            rendered, i = rendered + "[not]", i + 1
-            continue
-        relation = next((r for r in current.relations if r.name == part), None)
-        if relation is None:
-            field = next((f for f in current.fields if f.name == part), None)
-            rendered += f"[{field.rest_name if field is not None else part}]"
-            operator = parts[i + 1] if i + 1 < len(parts) else None
-            return rendered + (f"[{_REST_OPERATORS.get(operator, operator)}]" if operator is not None else "")
-        rendered += f"[{part}]"
-        current = model.entity(relation.target)
-        word = parts[i + 1] if i + 1 < len(parts) and relation.kind is not Cardinality.TO_ONE else None
-        if word in ("some", "every", "none"):
-            rendered, i = rendered + f"[{word}]", i + 2
-        elif word == "count":
-            return rendered + "".join(
-                f"[{_REST_OPERATORS.get(p, p)}]" if n else f"[{p}]" for n, p in enumerate(parts[i + 1 : i + 3])
-            )
-        elif word in AGGREGATES:
-            tail = parts[i + 1 : i + 4]
-            field = next((f for f in current.fields if len(tail) > 1 and f.name == tail[1]), None)
-            if field is not None:
-                tail[1] = field.rest_name
-            if len(tail) > 2:
-                tail[2] = _REST_OPERATORS.get(tail[2], tail[2])
-            return rendered + "".join(f"[{p}]" for p in tail)
-        else:
-            i += 1
-    return rendered
-
-
-__all__ = ["Include", "Listing", "Listings", "Selection", "filter_parameter", "list_items", "split_items"]

@@ -1,0 +1,8 @@
+-- rest: write statement 1
+with "w1" as (select "t"."customer_id", "t"."id", "t"."number", "t"."quantity", "t"."note", "t"."placed_at", "t"."version" from "app"."orders" t where ("t"."id") in (select "k"."id" from json_populate_recordset(null::"app"."orders", %(p0)s::json) k)),
+  "w2" as (delete from "app"."orders" d using "w1" target where "d"."id" = "target"."id" returning "d"."customer_id", "d"."id", "d"."number", "d"."quantity", "d"."note", "d"."placed_at", "d"."version"),
+  "w3" as (select row_number() over () as __n, false as __inserted, "r"."customer_id", "r"."id", "r"."number", "r"."quantity", "r"."note", "r"."placed_at", "r"."version" from "w2" r)
+select json_build_object('w2.counts', json_build_object('matched', (select count(*) from "w1"), 'written', (select count(*) from "w2")))::text, ((select count(*) from (select "__n", "__inserted", "customer_id", "id", "number", "quantity", "note", "placed_at", "version" from "w3") r))::text, ((select coalesce(json_agg(json_build_object('customer_id', "r"."customer_id", 'id', "r"."id", 'number', "r"."number", 'quantity', "r"."quantity", 'note', "r"."note", 'placed_at', "r"."placed_at", 'version', "r"."version") order by r.__n), '[]'::json) from (select "__n", "__inserted", "customer_id", "id", "number", "quantity", "note", "placed_at", "version" from "w3") r))::text, ((select coalesce(json_agg(json_build_object('id', r."id") order by r.__n), '[]'::json) from (select "__n", "__inserted", "customer_id", "id", "number", "quantity", "note", "placed_at", "version" from "w3") r))::text
+
+-- rest: payload read
+select (select (select json_build_object('number', "t1"."number") from (select "t2"."number" from json_populate_recordset(null::"app"."orders", %(p0)s::json) "t2") "t1" limit 1))::text
