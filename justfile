@@ -15,11 +15,12 @@ demo: install
 test *args: install
     {{venv}}/bin/pytest {{args}}
 
-# Lint: ruff (rules and format) and the layer contract of ARCHITECTURE.md.
+# Lint: ruff (rules and format), the layer contract of ARCHITECTURE.md, and pyright (the types).
 lint: install
     {{venv}}/bin/ruff check .
     {{venv}}/bin/ruff format --check .
     {{venv}}/bin/lint-imports
+    PYRIGHT_PYTHON_IGNORE_WARNINGS=1 {{venv}}/bin/pyright
 
 # Benchmark against PostGraphile and raw SQL on pagila (bench/run.py; e.g. `just bench --quick --ops Q1,Q2`).
 bench *args: install

@@ -126,7 +126,7 @@ def _load(args: argparse.Namespace, *, mode: str | None = None, environ: dict[st
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="svc", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="svc", description=__doc__.partition("\n")[0] if __doc__ else None)
     _add_common_options(parser, after_command=False)
     parser.set_defaults(command=_run)
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")

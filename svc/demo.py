@@ -22,8 +22,10 @@ DEMO_SCHEMA = "app_public"
 DATA_DIRECTORY = Path(".svc")
 
 
-def demo_sql() -> str:
-    return resources.files(__package__).joinpath("demo.sql").read_text(encoding="utf-8")
+def demo_sql() -> bytes:
+    """The demo schema's statements, as the file's bytes: psycopg runs a query given as bytes as it is (its
+    LiteralString guard is for text built in code)."""
+    return resources.files("svc").joinpath("demo.sql").read_bytes()
 
 
 @contextmanager
@@ -32,11 +34,12 @@ def embedded_database(directory: Path = DATA_DIRECTORY) -> Iterator[str]:
     with warnings.catch_warnings():
         # platformdirs warns when XDG_RUNTIME_DIR is unset (root shells, containers); pgserver falls back to /tmp.
         warnings.simplefilter("ignore")
-        import pgserver  # its import locates the bundled PostgreSQL: only the demo needs it
+        # Its import locates the bundled PostgreSQL: only the demo needs it.
+        from pgserver.postgres_server import get_server
 
     directory.mkdir(parents=True, exist_ok=True)
     log.info("starting the embedded PostgreSQL under %s", directory / "pgdata")
-    server = pgserver.get_server(directory.resolve() / "pgdata", cleanup_mode="stop")
+    server = get_server(directory.resolve() / "pgdata", cleanup_mode="stop")
     try:
         _create_database(server.get_uri())
         url = server.get_uri(DEMO_DATABASE)
@@ -56,4 +59,4 @@ def _load_demo(url: str) -> None:
     with psycopg.connect(url) as conn:
         if conn.execute("select from pg_namespace where nspname = %s", [DEMO_SCHEMA]).fetchone() is None:
             log.info("loading the demo schema into %s", DEMO_DATABASE)
-            conn.execute(demo_sql())  # type: ignore[arg-type]  # trusted file of ours, several statements
+            conn.execute(demo_sql())  # several statements: with no parameters psycopg sends one simple query

@@ -36,8 +36,9 @@ from ._facts import (
     Volatility,
 )
 
-#: Run with `{"schemas": [...], "roles": [...]}`; returns one row with one JSON value.
-INTROSPECTION_QUERY = resources.files(__package__).joinpath("introspect.sql").read_text(encoding="utf-8")
+#: Run with `{"schemas": [...], "roles": [...]}`; returns one row with one JSON value. A file of ours, run as its bytes:
+#: psycopg takes a query as bytes too, and its LiteralString guard is for text built in code.
+INTROSPECTION_QUERY = resources.files("svc.catalog").joinpath("introspect.sql").read_bytes()
 
 #: The privileges a column can carry of its own (its table's SELECT, INSERT and UPDATE reach it too).
 COLUMN_PRIVILEGES = frozenset({"SELECT", "INSERT", "UPDATE"})

@@ -312,10 +312,9 @@ def _structure(merged: Mapping[str, Any]) -> Config:
 def _describe(exc: BaseException, path: str) -> list[str]:
     """One line per leaf error of a cattrs validation tree, each with its dotted key path."""
     if isinstance(exc, (ClassValidationError, IterableValidationError)):
-        with_notes, without = exc.group_exceptions()
-        lines = []
-        for sub, note in with_notes:
-            key = note.name if isinstance(exc, ClassValidationError) else note.index
+        keyed, without = _sub_errors(exc)
+        lines: list[str] = []
+        for sub, key in keyed:
             lines += _describe(sub, f"{path}.{key}" if path else str(key))
         for sub in without:
             lines += _describe(sub, path)
@@ -327,6 +326,18 @@ def _describe(exc: BaseException, path: str) -> list[str]:
     if isinstance(exc, ValueError) and str(exc):
         return [f"{path}: {exc}"]
     return [f"{path}: {cattrs.v.format_exception(exc, None)}"]
+
+
+def _sub_errors(
+    exc: ClassValidationError | IterableValidationError,
+) -> tuple[list[tuple[Exception, str | int]], list[Exception]]:
+    """A validation error's sub-errors with the key each is about (an attribute's name, an item's index), and those
+    about none."""
+    if isinstance(exc, ClassValidationError):
+        by_attribute, without = exc.group_exceptions()
+        return [(sub, note.name) for sub, note in by_attribute], without
+    by_index, without = exc.group_exceptions()
+    return [(sub, note.index) for sub, note in by_index], without
 
 
 def _check_rate_limit(config: Config) -> list[str]:

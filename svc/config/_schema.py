@@ -57,15 +57,17 @@ def _properties(cls: type, defs: dict[str, Any]) -> dict[str, Any]:
         schema = _schema(field.type, defs)
         schema["description"] = field.metadata["doc"] + (f" (alias of {field.name})" if key != field.name else "")
         default = _default(field)
-        if default is not attrs.NOTHING and not attrs.has(field.type):
+        if default is not attrs.NOTHING and (field.type is None or not attrs.has(field.type)):
             schema["default"] = default
         properties[key] = schema
     return properties
 
 
 def _default(field: "attrs.Attribute[Any]") -> Any:
-    default = field.default
-    if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
+    default: Any = field.default
+    # attrs' stubs declare Factory a function (so that `x: list[int] = Factory(list)` checks); it is the class a
+    # factory default is kept in.
+    if isinstance(default, attrs.Factory):  # pyright: ignore[reportArgumentType]
         default = default.factory()
     return attrs.NOTHING if default is attrs.NOTHING else _CONVERTER.unstructure(default)
 

@@ -27,7 +27,8 @@ def _tag_records_with_the_request_id() -> None:
         record.request_id = request_id_var.get()
         return record
 
-    factory.tags_request_id = True  # type: ignore[attr-defined]
+    # A mark on the installed factory itself, so it is installed once however often this module is loaded.
+    factory.tags_request_id = True  # pyright: ignore[reportFunctionMemberAccess]
     logging.setLogRecordFactory(factory)
 
 
