@@ -47,7 +47,8 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
 QUERIES = BENCH / "queries"
 CACHE = ROOT / ".bench-cache"
-FIXTURE = Path(os.environ.get("BENCH_PAGILA", "/work/shared/fixtures/pagila"))
+#: The pagila database: the repository's copy of the shared fixture (tests load it too), or BENCH_PAGILA.
+FIXTURE = Path(os.environ.get("BENCH_PAGILA") or ROOT / "tests" / "fixtures" / "pagila")
 
 PG_HOST, PG_PORT, PG_USER, DB_NAME = "127.0.0.1", 5432, "postgres", "bench_pagila"
 ADMIN_URL = f"postgresql://{PG_USER}@{PG_HOST}:{PG_PORT}/postgres"
