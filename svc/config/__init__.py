@@ -17,6 +17,7 @@ from ._model import (
     DatabaseConfig,
     EntityConfig,
     ErrorsConfig,
+    EventsConfig,
     ForeignKeyConfig,
     FunctionConfig,
     HeadersConfig,
@@ -24,7 +25,9 @@ from ._model import (
     RateConfig,
     RateLimitConfig,
     ReloadConfig,
+    ScheduleConfig,
     TypeConfig,
+    WebhookTargetConfig,
 )
 from ._schema import config_json_schema
 from ._types import Duration
@@ -43,6 +46,7 @@ __all__ = [
     "Duration",
     "EntityConfig",
     "ErrorsConfig",
+    "EventsConfig",
     "ForeignKeyConfig",
     "FunctionConfig",
     "HeadersConfig",
@@ -51,8 +55,10 @@ __all__ = [
     "RateConfig",
     "RateLimitConfig",
     "ReloadConfig",
+    "ScheduleConfig",
     "Secrets",
     "TypeConfig",
+    "WebhookTargetConfig",
     "apply_changes",
     "config_json_schema",
     "load_config",

@@ -10,16 +10,20 @@ YAML is read with the 1.2 core rules for booleans (only true/false), so keys suc
 switches such as `on`/`off` are read by the switch type.
 """
 
+import base64
+import binascii
 import ipaddress
 import os
 import re
 import typing
+import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 import cattrs
+import croniter
 import dotenv
 import yaml
 from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, IterableValidationError
@@ -31,6 +35,7 @@ from ._model import (
     SECRET_VARIABLES,
     AuthConfig,
     Config,
+    EventsConfig,
     declared_keys,
 )
 from ._types import VALUE_TYPES, make_converter, optional_inner
@@ -58,6 +63,8 @@ class Secrets:
     database_url: str | None
     replica_urls: tuple[str, ...]
     jwt_secret: str | None
+    #: The signing secrets of each webhook target (`events.targets.<name>.secret_env`), raw keys, newest first.
+    webhook_secrets: Mapping[str, tuple[bytes, ...]] = attrs.field(factory=dict)
 
     def require_database_url(self) -> str:
         if not self.database_url:
@@ -110,13 +117,33 @@ def read_environment(environ: Mapping[str, str], cwd: Path) -> dict[str, str]:
     return values
 
 
-def read_secrets(env: Mapping[str, str]) -> Secrets:
+def read_secrets(env: Mapping[str, str], events: EventsConfig | None = None) -> Secrets:
+    """The secrets in `env`; with `events`, its targets' signing secrets (checked by `load_config` first)."""
     replicas = tuple(url.strip() for url in env.get("DATABASE_REPLICA_URLS", "").split(",") if url.strip())
+    webhook = {} if events is None else {name: _webhook_keys(env[t.secret_env]) for name, t in events.targets.items()}
     return Secrets(
         database_url=env.get("DATABASE_URL") or None,
         replica_urls=replicas,
         jwt_secret=env.get("AUTH_JWT_SECRET") or None,
+        webhook_secrets=webhook,
     )
+
+
+def _webhook_keys(value: str) -> tuple[bytes, ...]:
+    """Standard Webhooks secrets, `whsec_<base64 key>`, space-separated; raises ValueError naming the bad one."""
+    keys = []
+    for number, secret in enumerate(value.split(), 1):
+        prefix, _, encoded = secret.partition("_")
+        try:
+            key = base64.b64decode(encoded, validate=True) if prefix == "whsec" else b""
+        except binascii.Error:
+            key = b""
+        if len(key) < 16:
+            raise ValueError(f"secret {number} is not whsec_ followed by a base64 key of at least 16 bytes")
+        keys.append(key)
+    if not keys:
+        raise ValueError("it is empty")
+    return tuple(keys)
 
 
 def load_config(
@@ -162,11 +189,11 @@ def load_config(
     if problems:
         raise ConfigError(problems)
     config = _structure({**merged, "mode": mode})
-    problems = _check_values(config)
+    problems = _check_values(config) + _check_events(config, env)
     if problems:
         raise ConfigError(problems)
     config = _anchor_export_paths(config, file.parent if file else cwd)
-    return LoadedConfig(config, read_secrets(env), tuple(_dev_feature_warnings(config)), file)
+    return LoadedConfig(config, read_secrets(env, config.events), tuple(_dev_feature_warnings(config)), file)
 
 
 def _anchor_export_paths(config: Config, base: Path) -> Config:
@@ -388,6 +415,52 @@ def _check_values(config: Config) -> list[str]:
         problems.append("telemetry.traces.sample_ratio: must be between 0 and 1")
     if not config.reload.channel:
         problems.append("reload.channel: must not be empty")
+    return problems
+
+
+def _check_events(config: Config, env: Mapping[str, str]) -> list[str]:
+    """The `events` block and `entities.*.events`: targets are http(s) URLs with a signing secret in the
+    environment, cron expressions parse, and every target named exists."""
+    events = config.events
+    problems = []
+    if not events.channel:
+        problems.append("events.channel: must not be empty")
+    for key in ("poll_interval", "lease"):
+        if getattr(events, key).seconds <= 0:
+            problems.append(f"events.{key}: must be longer than 0s")
+    if events.concurrency < 1:
+        problems.append("events.concurrency: must be at least 1")
+    if events.retry.attempts < 1:
+        problems.append("events.retry.attempts: must be at least 1")
+    if events.retry.initial.seconds <= 0 or events.retry.max.seconds < events.retry.initial.seconds:
+        problems.append("events.retry: initial must be longer than 0s and max at least initial")
+    for name, target in events.targets.items():
+        path = f"events.targets.{name}"
+        url = urllib.parse.urlsplit(target.url)
+        if url.scheme not in ("http", "https") or not url.hostname:
+            problems.append(f"{path}.url: expected an http:// or https:// URL; got {target.url!r}")
+        if target.timeout.seconds <= 0:
+            problems.append(f"{path}.timeout: must be longer than 0s")
+        if not env.get(target.secret_env):
+            problems.append(f"{path}.secret_env: {target.secret_env} is not set in the environment")
+            continue
+        try:
+            _webhook_keys(env[target.secret_env])
+        except ValueError as exc:
+            problems.append(f"{path}.secret_env: {target.secret_env}: {exc}")
+    for name, schedule in events.schedules.items():
+        path = f"events.schedules.{name}"
+        if not croniter.croniter.is_valid(schedule.cron) or len(schedule.cron.split()) != 5:
+            problems.append(f"{path}.cron: not a five-field cron expression: {schedule.cron!r}")
+        if schedule.target not in events.targets:
+            problems.append(f"{path}.target: no target {schedule.target!r} in events.targets")
+    for key, entity in config.entities.items():
+        if entity.events is None:
+            continue
+        if not entity.events.operations:
+            problems.append(f"entities.{key}.events.operations: name at least one of insert, update, delete")
+        if entity.events.target not in events.targets:
+            problems.append(f"entities.{key}.events.target: no target {entity.events.target!r} in events.targets")
     return problems
 
 

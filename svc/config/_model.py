@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 import attrs
 
-from ._types import Deprecation, Duration, NameList, Toggle
+from ._types import Deprecation, Duration, Json, NameList, Toggle
 
 _NO_DEFAULT: Any = attrs.NOTHING
 
@@ -200,10 +200,50 @@ class LimitsConfig:
 
 
 @attrs.frozen
+class WebhookTargetConfig:
+    """Where events are POSTed, signed per Standard Webhooks."""
+
+    url: str = setting(doc="http(s) URL the events are POSTed to.")
+    secret_env: str = setting(
+        doc="Environment variable holding the signing secret (whsec_...); several, space-separated, while rotating."
+    )
+    timeout: Duration = setting(Duration.parse("10s"), doc="Longest wait for the receiver's answer.")
+
+
+@attrs.frozen
+class RetryConfig:
+    """When a failed delivery is tried again: exponential backoff with full jitter, then the dead letter."""
+
+    attempts: int = setting(8, doc="Delivery attempts before an event is dead.")
+    initial: Duration = setting(Duration.parse("1s"), doc="Longest gap before the second attempt; doubles each time.")
+    max: Duration = setting(Duration.parse("10m"), doc="Longest gap between two attempts.")
+
+
+@attrs.frozen
+class ScheduleConfig:
+    """A cron schedule: each slot enqueues one event, once across all instances."""
+
+    cron: str = setting(doc="Five-field cron expression (UTC), for example `*/5 * * * *`.")
+    target: str = setting("default", doc="Webhook target (a key of events.targets).")
+    payload: Json = setting(None, doc="JSON sent as the event's payload.")
+
+
+@attrs.frozen
 class EventsConfig:
     install: Literal["auto", "manual"] = setting(
         "auto", doc="Install event capture triggers (auto) or leave it to `svc events sql` (manual)."
     )
+    channel: str = setting("svc_events", doc="LISTEN/NOTIFY channel the capture triggers wake the dispatcher on.")
+    poll_interval: Duration = setting(
+        Duration.parse("5s"), doc="Safety-net poll for due events (retries, missed notifications) and schedules."
+    )
+    lease: Duration = setting(
+        Duration.parse("60s"), doc="How long a claimed event is reserved for its instance; then another takes it."
+    )
+    concurrency: int = setting(16, doc="Deliveries in flight per instance.")
+    retry: RetryConfig = section(RetryConfig, "Retries of failed deliveries.")
+    targets: Mapping[str, WebhookTargetConfig] = setting(factory=dict, doc="Webhook targets by name.")
+    schedules: Mapping[str, ScheduleConfig] = setting(factory=dict, doc="Cron schedules by name.")
 
 
 @attrs.frozen
@@ -393,6 +433,7 @@ class ForeignKeyConfig:
 class EntityEventsConfig:
     operations: tuple[EVENT_OPERATIONS, ...] = setting(("insert", "update", "delete"), doc="Changes that emit events.")
     description: str | None = setting(None, doc="Description of the webhooks.")
+    target: str = setting("default", doc="Webhook target the events go to (a key of events.targets).")
 
 
 @attrs.frozen

@@ -60,6 +60,8 @@ Toggle = NewType("Toggle", str)
 Deprecation = NewType("Deprecation", str)
 #: A list of names, or `*` for all of them.
 NameList = NewType("NameList", tuple)
+#: Any JSON value, taken as written (the payload of a schedule event).
+Json = NewType("Json", object)
 
 DEFAULT_DEPRECATION = "No longer supported"
 
@@ -94,6 +96,10 @@ def _string(value: object, _: object = None) -> str:
     if isinstance(value, str):
         return value
     raise ValueError(f"expected a string; got {value!r}")
+
+
+def _json(value: object, _: object = None) -> object:
+    return value
 
 
 def _is_off(value: object) -> bool:
@@ -173,6 +179,7 @@ VALUE_TYPES: Mapping[object, ValueType] = {
     Toggle: ValueType(_toggle, {"enum": ["auto", "off", False]}),
     Deprecation | None: ValueType(_deprecation, _any_of({"type": "boolean"}, {"type": "string"}, {"type": "null"})),
     NameList: ValueType(_name_list, _any_of({"const": "*"}, {"type": "array", "items": {"type": "string"}})),
+    Json: ValueType(_json, {}),
 }
 
 

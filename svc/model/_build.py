@@ -18,6 +18,7 @@ from ._entities import (
     ComputedField,
     Deprecation,
     Entity,
+    EntityEvents,
     EntityRef,
     Field,
     Hierarchy,
@@ -78,6 +79,17 @@ class _Builder:
 
     def _config(self, relation: Relation) -> EntityConfig:
         return self.entity_configs.get((relation.schema, relation.name), EntityConfig())
+
+    def _events(self, relation: Relation, config: EntityConfig) -> EntityEvents | None:
+        if config.events is None:
+            return None
+        first = relation.schema == self.config.database.schemas[0]
+        return EntityEvents(
+            name=relation.name if first else f"{relation.schema}.{relation.name}",
+            operations=tuple(op for op in ("insert", "update", "delete") if op in config.events.operations),
+            target=config.events.target,
+            description=config.events.description,
+        )
 
     # --- the whole model ---------------------------------------------------------------------------------------
 
@@ -150,6 +162,7 @@ class _Builder:
                     deprecation=Deprecation(config.deprecated) if config.deprecated else hints.deprecation,
                     version_column=config.version_column,
                     upsertable=relation.kind is not RelationKind.FOREIGN_TABLE,
+                    events=self._events(relation, config),
                 )
             )
         model = Model(

@@ -6,7 +6,7 @@ catalog: each key must name something that exists, else the problem names it (SP
 
 from collections.abc import Mapping
 
-from svc.catalog import Catalog, Relation
+from svc.catalog import Catalog, Relation, RelationKind
 from svc.config import Config, EntityConfig, FunctionConfig
 
 
@@ -48,6 +48,8 @@ def _check_entity(relation: Relation, entity: EntityConfig, path: str, catalog: 
     for name in entity.primary_key or ():
         if name not in columns:
             problems.append(f"{path}.primary_key: no column {name!r} in {relation.schema}.{relation.name}")
+    if entity.events is not None and relation.kind not in (RelationKind.TABLE, RelationKind.PARTITIONED_TABLE):
+        problems.append(f"{path}.events: {relation.schema}.{relation.name} is not a table: only tables have events")
     if entity.version_column is not None and entity.version_column not in columns:
         problems.append(f"{path}.version_column: no column {entity.version_column!r} in {relation.name}")
     declared = {fk.name for fk in relation.foreign_keys}

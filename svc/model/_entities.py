@@ -363,6 +363,19 @@ class TypeNames:
 
 
 @attrs.frozen
+class EntityEvents:
+    """The change events of a table (SPEC "Events"): its webhooks are named `<name>.<operation>`."""
+
+    #: The table's name, schema-qualified outside the first exposed schema (`people`, `audit.people`).
+    name: str
+    #: Of insert, update, delete, in that order.
+    operations: tuple[str, ...]
+    #: The webhook target (a key of `events.targets`).
+    target: str
+    description: str | None = None
+
+
+@attrs.frozen
 class Entity:
     """A table, view, materialized view or foreign table exposed as a type and a resource."""
 
@@ -391,6 +404,8 @@ class Entity:
     #: The system transaction id can serve as the row version (reading it needs SELECT on the whole table: a role
     #: with column grants only gets a null `rowVersion` unless `version_column` is set).
     system_version: bool = True
+    #: Change events of the table (`entities.<table>.events`), None when it has none.
+    events: EntityEvents | None = None
 
     @property
     def ref(self) -> EntityRef:

@@ -1,5 +1,6 @@
 """The JSON Schema of svc.yaml is generated from the declarations and agrees with the loader."""
 
+import base64
 import shutil
 from pathlib import Path
 
@@ -34,7 +35,10 @@ def test_the_sample_validates_against_the_schema(validator):
 @pytest.mark.parametrize("mode", MODES)
 def test_the_sample_loads(tmp_path, mode):
     shutil.copy(SAMPLE, tmp_path / "svc.yaml")
-    loaded = load_config(mode=mode, environ={"DATABASE_URL": "postgresql:///x"}, cwd=tmp_path)
+    secret = "whsec_" + base64.b64encode(b"0123456789abcdef").decode()
+    loaded = load_config(
+        mode=mode, environ={"DATABASE_URL": "postgresql:///x", "SVC_WEBHOOK_SECRET": secret}, cwd=tmp_path
+    )
     assert loaded.config.entities["people"].columns["password_hash"].omit is True
     assert loaded.config.limits.statement_timeout.seconds == (5 if mode == "dev" else 30)
 
