@@ -3,7 +3,7 @@
 `svc` and `svc run` serve on `server.host:server.port`; `svc demo` serves the demo schema from an embedded
 PostgreSQL in dev mode; `svc schema export [--check]` writes (or checks) every export file; `svc export-graphql
 --out <path>`, `svc export-openapi --out <path>` (YAML for a `.yaml`/`.yml` path) and `svc export-config-schema --out
-<path>` write one artifact. `--config`
+<path>` write one artifact; `svc events sql` prints the event capture DDL. `--config`
 and `--mode` are accepted before or after the command. Exit codes: 0 after a graceful stop or a written file, 1 when
 the service cannot run, 2 for a usage or configuration error (every problem is printed, each naming its key).
 """
@@ -97,6 +97,19 @@ def _export_openapi(args: argparse.Namespace) -> int:
     return 0
 
 
+def _events_sql(args: argparse.Namespace) -> int:
+    """Print the whole capture DDL of the configured database and events, for a DBA to review and apply."""
+    from svc.events import capture_ddl
+
+    loaded = _load(args)
+    if not loaded.config.events.targets:
+        print("svc: no events.targets are configured: there is no event capture to install", file=sys.stderr)
+        return EXIT_FAILURE
+    model, _ = _read_schema(loaded)
+    sys.stdout.write(capture_ddl(model, loaded.config).script())
+    return 0
+
+
 def _read_schema(loaded: LoadedConfig) -> "tuple[Model, GraphqlSchema]":
     """The model and GraphQL schema of the configured database, without the startup checks' pin comparison."""
     import trio
@@ -158,7 +171,12 @@ def _parser() -> argparse.ArgumentParser:
     openapi.add_argument("--out", metavar="PATH", required=True, help="output file")
     openapi.set_defaults(command=_export_openapi)
 
-    for command in (run, demo, export, schema_export, graphql, openapi):
+    events = commands.add_parser("events", help="change events and schedules")
+    events_commands = events.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    events_sql = events_commands.add_parser("sql", help="print the event capture DDL (for events.install: manual)")
+    events_sql.set_defaults(command=_events_sql)
+
+    for command in (run, demo, export, schema_export, graphql, openapi, events_sql):
         _add_common_options(command, after_command=True)
     return parser
 

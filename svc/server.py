@@ -20,13 +20,14 @@ import hypercorn.config
 import hypercorn.trio
 import trio
 
-from svc.actors import BucketSweeper, Fatal, Reloader, SchemaWatcher, export_snapshot, supervise
+from svc.actors import BucketSweeper, Dispatcher, Fatal, Reloader, SchemaWatcher, export_snapshot, supervise
 from svc.auth import Authenticator
 from svc.config import Config, ConfigError, LoadedConfig, load_config
 from svc.db import ConnectionSettings, Executor, open_pool
+from svc.events import prepare_capture
 from svc.http import App, GraphqlRoutes, OpenapiRoutes, Probes, RestRoutes, Route, UiRoutes
 from svc.pipeline import Pipeline
-from svc.snapshot import SnapshotHolder, build_snapshot
+from svc.snapshot import Snapshot, SnapshotHolder, build_snapshot
 from svc.version import VERSION
 
 log = logging.getLogger("svc.server")
@@ -57,13 +58,18 @@ async def serve(
         holder = SnapshotHolder()
 
         watching = config.mode == "dev" and config.watch.enabled
+        shutdown = trio.Event()
+        dispatcher = _dispatcher(loaded, executor, shutdown)
         reloader = Reloader(
             conninfo=conninfo,
             config=config,
             holder=holder,
-            build=partial(build_snapshot, executor),
+            build=partial(_build, executor),
             connect_timeout=config.database.connect_timeout.seconds,
-            on_swap=[export_snapshot] if watching and config.watch.export else [],
+            on_swap=[
+                *([export_snapshot] if watching and config.watch.export else []),
+                *([dispatcher.capture_ready] if dispatcher else []),
+            ],
         )
         await _first_snapshot(reloader)
         pipeline = Pipeline(executor)
@@ -77,7 +83,6 @@ async def serve(
         ]
         authenticator = Authenticator(config.auth, loaded.secrets.jwt_secret)
         app = App(config, holder, [*service_routes, *routes], authenticator=authenticator)
-        shutdown = trio.Event()
         async with trio.open_nursery() as nursery:
             await nursery.start(_handle_signals, shutdown, reloader, nursery.cancel_scope)
             await nursery.start(supervise, "reloader", reloader.run)
@@ -92,7 +97,11 @@ async def serve(
                 await nursery.start(supervise, "schema watcher", watcher.run)
             if app.rate_limiter is not None:
                 await nursery.start(supervise, "rate limiter", BucketSweeper(app.rate_limiter.sweep).run)
-            binds = await nursery.start(_serve_http, app, _hypercorn_config(config), shutdown, nursery.cancel_scope)
+            if dispatcher is not None:
+                await nursery.start(supervise, "event dispatcher", dispatcher.run)
+            drained = [dispatcher.stopped] if dispatcher else []
+            serving = partial(_serve_http, app, _hypercorn_config(config), shutdown, drained, nursery.cancel_scope)
+            binds = await nursery.start(serving)
             log.info("svc %s serving %s in %s mode on %s", VERSION, ", ".join(config.database.schemas),
                      config.mode, ", ".join(binds))  # fmt: skip
             task_status.started(binds)
@@ -106,6 +115,24 @@ def connection_settings(config: Config) -> ConnectionSettings:
         schemas=config.database.schemas,
         statement_cache=config.database.statement_cache,
         connect_timeout=config.database.connect_timeout.seconds,
+    )
+
+
+async def _build(executor: Executor, config: Config) -> Snapshot:
+    """A snapshot, with the event capture it asks for installed (or checked, under `events.install: manual`)."""
+    return await prepare_capture(executor, await build_snapshot(executor, config))
+
+
+def _dispatcher(loaded: LoadedConfig, executor: Executor, shutdown: trio.Event) -> Dispatcher | None:
+    """The event dispatcher, when webhook targets are configured."""
+    if not loaded.config.events.targets:
+        return None
+    return Dispatcher(
+        conninfo=loaded.secrets.require_database_url(),
+        executor=executor,
+        config=loaded.config,
+        secrets=loaded.secrets.webhook_secrets,
+        stopping=shutdown,
     )
 
 
@@ -135,12 +162,17 @@ async def _serve_http(
     app: App,
     hc: hypercorn.config.Config,
     shutdown: trio.Event,
+    drained: Sequence[trio.Event],
     root: trio.CancelScope,
     *,
     task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Run hypercorn until `shutdown` is set and its in-flight requests are done, then stop everything else."""
+    """Run hypercorn until `shutdown` is set and its in-flight requests are done; wait for the actors that finish
+    work on shutdown (`drained`: the event dispatcher's deliveries in flight), then stop everything else."""
     await hypercorn.trio.serve(app, hc, shutdown_trigger=shutdown.wait, task_status=task_status)
+    with trio.move_on_after(hc.graceful_timeout):
+        for event in drained:
+            await event.wait()
     root.cancel()
 
 

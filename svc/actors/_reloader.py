@@ -15,15 +15,13 @@ import logging
 import math
 from collections.abc import Awaitable, Callable, Sequence
 
-import psycopg
 import trio
-from psycopg import sql
 
 from svc.config import Config
-from svc.db import Connection
 from svc.errors import SvcError
 from svc.snapshot import Snapshot, SnapshotError, SnapshotHolder
 
+from ._listener import listen
 from ._supervisor import Fatal, backoff
 
 log = logging.getLogger("svc.reload")
@@ -119,37 +117,20 @@ class Reloader:
                 self.request(_NO_SNAPSHOT_YET)
 
     async def _listen(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """LISTEN on the reload channel on a session connection of its own, reconnecting with backoff.
-
-        Reports readiness after the first attempt, listening or not, so an unreachable database does not hold up
-        the service's start. After a reconnection it asks for a reload: notifications sent meanwhile were missed.
-        """
+        """LISTEN on the reload channel; after a reconnection ask for a reload: notifications sent meanwhile were
+        missed."""
         channel = self._reload.channel
-        failures = 0
-        listened_before = reported = False
-        while True:
-            try:
-                conn = await Connection.connect(self._conninfo, autocommit=True, timeout=self._connect_timeout)
-                async with conn:
-                    await conn.execute(sql.SQL("listen {}").format(sql.Identifier(channel)))
-                    log.info("listening for schema reload requests on %s", channel)
-                    if listened_before:
-                        self.request("reload listener reconnected")
-                    listened_before, failures = True, 0
-                    if not reported:
-                        reported = True
-                        task_status.started()
-                    async for _ in conn.notifies():
-                        self.request(f"notification on {channel}")
-            except (psycopg.Error, OSError) as exc:
-                failures += 1
-                delay = backoff(failures)
-                log.warning("reload listener: %s; reconnecting in %.2fs", _first_line(exc), delay)
-                if not reported:
-                    reported = True
-                    task_status.started()
-                await trio.sleep(delay)
 
+        def listening(again: bool) -> None:
+            if again:
+                self.request("reload listener reconnected")
 
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        await listen(
+            self._conninfo,
+            channel,
+            on_notify=lambda: self.request(f"notification on {channel}"),
+            on_listening=listening,
+            log=log,
+            connect_timeout=self._connect_timeout,
+            task_status=task_status,
+        )

@@ -30,7 +30,7 @@ from ._model import (
     WebhookTargetConfig,
 )
 from ._schema import config_json_schema
-from ._types import Duration
+from ._types import Duration, Json
 
 __all__ = [
     "AuthConfig",
@@ -44,6 +44,7 @@ __all__ = [
     "CorsConfig",
     "DatabaseConfig",
     "Duration",
+    "Json",
     "EntityConfig",
     "ErrorsConfig",
     "EventsConfig",

@@ -450,8 +450,8 @@ def _check_events(config: Config, env: Mapping[str, str]) -> list[str]:
             problems.append(f"{path}.secret_env: {target.secret_env}: {exc}")
     for name, schedule in events.schedules.items():
         path = f"events.schedules.{name}"
-        if not croniter.croniter.is_valid(schedule.cron) or len(schedule.cron.split()) != 5:
-            problems.append(f"{path}.cron: not a five-field cron expression: {schedule.cron!r}")
+        if not croniter.croniter.is_valid(schedule.cron) or len(schedule.cron.split()) not in (5, 6):
+            problems.append(f"{path}.cron: not a cron expression (5 fields, or 6 with seconds last): {schedule.cron!r}")
         if schedule.target not in events.targets:
             problems.append(f"{path}.target: no target {schedule.target!r} in events.targets")
     for key, entity in config.entities.items():

@@ -223,7 +223,7 @@ class RetryConfig:
 class ScheduleConfig:
     """A cron schedule: each slot enqueues one event, once across all instances."""
 
-    cron: str = setting(doc="Five-field cron expression (UTC), for example `*/5 * * * *`.")
+    cron: str = setting(doc="Cron expression in UTC, `*/5 * * * *`; a sixth field, last, counts seconds.")
     target: str = setting("default", doc="Webhook target (a key of events.targets).")
     payload: Json = setting(None, doc="JSON sent as the event's payload.")
 

@@ -3,6 +3,7 @@ effects allows, each with its parameter names. Pure: it never touches the databa
 (the planner has refused bad input already)."""
 
 from ._read import LATERAL_LIMIT, CompiledRead, compile_read
+from ._values import row_object
 from ._write import CompiledWrite, compile_write
 from ._write_base import Check, CheckKind
 from ._write_program import WriteStatement
@@ -19,4 +20,5 @@ __all__ = [
     "compile_read",
     "compile_write",
     "resolve",
+    "row_object",
 ]

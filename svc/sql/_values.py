@@ -10,7 +10,7 @@ from typing import LiteralString
 
 from psycopg import sql
 
-from svc.plan import CompositeMap, EnumMap, RangeMap, ValueMap, ValueMapping
+from svc.plan import ColumnOutput, CompositeMap, EnumMap, RangeMap, ValueMap, ValueMapping
 
 #: json_build_object takes at most 100 arguments: objects with more keys are built from a row instead.
 _OBJECT_KEYS_LIMIT = 50
@@ -89,6 +89,13 @@ def _range(value: sql.Composable, mapping: RangeMap) -> sql.Composable:
             )
         )
     return sql.SQL("(case when {} is null then null else {} end)").format(value, json_object(members))
+
+
+def row_object(outputs: Sequence[ColumnOutput], row: sql.Identifier) -> sql.Composable:
+    """The JSON object of `row`'s columns under their keys, each value mapped (a REST row of plain columns)."""
+    return json_object(
+        [(o.key, mapped(sql.SQL("{}.{}").format(row, sql.Identifier(o.column)), o.map)) for o in outputs]
+    )
 
 
 def global_id(type_name: str, key: sql.Composable) -> sql.Composable:

@@ -60,7 +60,7 @@ entities:
 """
     )
     assert problems(tmp_path, text, env={"HOOK_SECRET": SECRET}) == [
-        "events.schedules.broken.cron: not a five-field cron expression: 'every night'",
+        "events.schedules.broken.cron: not a cron expression (5 fields, or 6 with seconds last): 'every night'",
         "events.schedules.elsewhere.target: no target 'nowhere' in events.targets",
         "entities.people.events.target: no target 'nowhere' in events.targets",
         "entities.orders.events.operations: name at least one of insert, update, delete",

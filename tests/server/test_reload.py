@@ -118,7 +118,7 @@ async def test_a_lost_listener_reconnects_and_reloads(tmp_path, database_url, ca
                 ["listen%svc_reload%"],
             ).fetchone()[0]
         assert killed == 1
-        await wait_until(lambda: _logged(caplog, "reload listener: "))
+        await wait_until(lambda: _logged(caplog, "listener on svc_reload: "))
         # Notifications sent while the listener was away are missed, so the restarted listener reloads once.
         await wait_until(lambda: _is(service.client, 2), timeout=10)
         notify(database_url)

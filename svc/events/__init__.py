@@ -1,0 +1,42 @@
+"""Change events and schedules (SPEC "Events"; layer 9): the capture DDL and its install or check, the outbox
+statements the dispatcher actor runs, and Standard Webhooks signing. The dispatcher itself is in `svc.actors`."""
+
+from ._capture import SCHEMA, Capture, CaptureDdl, capture_ddl, captures
+from ._install import check_capture, install_capture, prepare_capture
+from ._outbox import (
+    DEAD,
+    DELIVERED,
+    RETRY,
+    UNKNOWN,
+    Claimed,
+    Outcome,
+    claim,
+    enqueue_slot,
+    record,
+    release,
+    seconds_to_next_due,
+)
+from ._signing import signature
+
+__all__ = [
+    "DEAD",
+    "DELIVERED",
+    "RETRY",
+    "SCHEMA",
+    "UNKNOWN",
+    "Capture",
+    "CaptureDdl",
+    "Claimed",
+    "Outcome",
+    "capture_ddl",
+    "captures",
+    "check_capture",
+    "claim",
+    "enqueue_slot",
+    "install_capture",
+    "prepare_capture",
+    "record",
+    "release",
+    "seconds_to_next_due",
+    "signature",
+]

@@ -1,0 +1,39 @@
+"""What the event tests share: the configuration of a target and events on the fixture's tables, and reads of the
+outbox (the service's own tables, read with plain psycopg as an operator would)."""
+
+import base64
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+
+SECRET = "whsec_" + base64.b64encode(b"events-test-secret-key").decode()
+ENVIRON = {"HOOK_SECRET": SECRET}
+
+
+def settings(url: str, **events: Any) -> dict[str, Any]:
+    """Events on orders (every operation) and tags (insert only) to the target `default` at `url`; `events` are
+    merged into the `events:` block (retry, schedules, install...)."""
+    return {
+        "events": {
+            "poll_interval": "1s",
+            "retry": {"attempts": 3, "initial": "200ms", "max": "1s"},
+            "targets": {"default": {"url": url, "secret_env": "HOOK_SECRET", "timeout": "2s"}},
+            **events,
+        },
+        "entities": {
+            "orders": {"columns": {"secret_note": {"omit": True}}, "events": {"description": "Order changes."}},
+            "tags": {"events": {"operations": ["insert"]}},
+        },
+    }
+
+
+def outbox(database_url: str, where: str = "true") -> list[dict[str, Any]]:
+    with psycopg.connect(database_url, autocommit=True, row_factory=dict_row) as conn:
+        return conn.execute(f"select * from svc_events.outbox where {where} order by created_at, id").fetchall()
+
+
+def sql(database_url: str, statement: str, params: Any = None) -> list[Any]:
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        cursor = conn.execute(statement, params)
+        return cursor.fetchall() if cursor.description else []
