@@ -30,10 +30,12 @@ from datetime import UTC, datetime
 import attrs
 import croniter
 import httpx
+import psycopg
 import trio
 
 from svc.config import Config
 from svc.db import Executor
+from svc.errors import SvcError
 from svc.events import (
     DEAD,
     DELIVERED,
@@ -45,7 +47,6 @@ from svc.events import (
     enqueue_slot,
     record,
     release,
-    seconds_to_next_due,
     signature,
 )
 from svc.version import VERSION
@@ -56,6 +57,8 @@ log = logging.getLogger("svc.events")
 
 #: Longest a shutdown waits to give leases back before the process goes anyway (their expiry frees them then).
 _RELEASE_TIMEOUT = 2.0
+#: Most attempts recorded in one statement.
+_RECORD_BATCH = 500
 
 
 def retry_gap(attempt: int, *, initial: float, longest: float) -> float:
@@ -89,7 +92,13 @@ class Dispatcher:
         #: Names this instance in leases and attempts: unique even for two processes with one pid (containers).
         self.instance = instance or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._wake = trio.Event()
-        self._in_flight: set[str] = set()
+        #: Deliveries sending now (at most `events.concurrency`).
+        self._sending = 0
+        #: Events claimed whose attempt is not recorded yet: the leases a stopping dispatcher gives back.
+        self._unrecorded: set[str] = set()
+        self._next_slot: datetime | None = None
+        #: When the soonest retry this instance scheduled falls due (trio clock).
+        self._next_retry: float | None = None
         #: Set once the dispatcher has stopped: in-flight deliveries done or given back.
         self.stopped = trio.Event()
 
@@ -101,23 +110,29 @@ class Dispatcher:
         self._ready.set()
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        task_status.started()
+        await self._ready.wait()
         most = self._events.concurrency
         limits = httpx.Limits(max_connections=most, max_keepalive_connections=most)
         headers = {"user-agent": f"svc/{VERSION}"}
+        outcomes_in, outcomes = trio.open_memory_channel[Outcome](math.inf)
         async with httpx.AsyncClient(limits=limits, follow_redirects=False, headers=headers) as client:
-            await self._ready.wait()
             try:
-                async with trio.open_nursery() as listening:
-                    await listening.start(self._listen)
-                    listening.start_soon(self._wake_when_stopping)
+                async with trio.open_nursery() as background:
+                    await background.start(self._listen)
+                    background.start_soon(self._wake_when_stopping)
+                    recorded = trio.Event()
+                    background.start_soon(self._record, outcomes, recorded)
                     async with trio.open_nursery() as deliveries:
-                        task_status.started()
-                        await self._dispatch(client, deliveries)
+                        await self._dispatch(client, deliveries, outcomes_in)
                         with trio.move_on_after(self._shutdown_timeout):
-                            while self._in_flight:
+                            while self._sending:
                                 await self._sleep(math.inf)
                         deliveries.cancel_scope.cancel()
-                    listening.cancel_scope.cancel()
+                    await outcomes_in.aclose()  # the recorder records what is left, then returns
+                    with trio.move_on_after(_RELEASE_TIMEOUT):
+                        await recorded.wait()
+                    background.cancel_scope.cancel()
             finally:
                 await self._give_back()
                 if self._stopping.is_set():
@@ -134,31 +149,45 @@ class Dispatcher:
             task_status=task_status,
         )
 
-    async def _dispatch(self, client: httpx.AsyncClient, deliveries: trio.Nursery) -> None:
-        """Claim and start deliveries until stopping; between rounds sleep until woken or something falls due."""
+    async def _dispatch(
+        self, client: httpx.AsyncClient, deliveries: trio.Nursery, outcomes: trio.MemorySendChannel[Outcome]
+    ) -> None:
+        """Claim and start deliveries until stopping; between rounds sleep until woken or something falls due.
+
+        Claims are batched: with deliveries in flight, the next claim waits until half the places are free, so a
+        busy outbox costs one claim per several events, not one per event."""
         poll = self._events.poll_interval.seconds
+        most = self._events.concurrency
         while not self._stopping.is_set():
             self._wake = trio.Event()  # a notification from now on wakes the next sleep
-            next_slot = await self._enqueue_schedules()
-            free = self._events.concurrency - len(self._in_flight)
             wait = poll
-            if free > 0:
+            next_slot = await self._enqueue_schedules()
+            if next_slot is not None:
+                wait = min(wait, next_slot)
+            free = most - self._sending
+            if free > 0 and (free * 2 >= most or not self._sending):
                 claimed = await self._executor.run(
                     functools.partial(claim, instance=self.instance, limit=free, lease=self._events.lease.seconds)
                 )
                 for event in claimed:
-                    self._in_flight.add(event.id)
-                    deliveries.start_soon(self._deliver, client, event)
-                if len(claimed) == free:
-                    continue  # more may be due: claim again once a delivery frees a place
-                due = await self._executor.run(seconds_to_next_due)
-                if due is not None:
-                    wait = min(wait, max(due, 0.0))
-            if next_slot is not None:
-                wait = min(wait, next_slot)
-            if self._in_flight and free <= 0:
-                wait = poll
+                    self._unrecorded.add(event.id)
+                    self._sending += 1
+                    deliveries.start_soon(self._deliver, client, event, outcomes)
+            if self._next_retry is not None:
+                wait = min(wait, max(self._next_retry - trio.current_time(), 0.0))
+                if self._next_retry <= trio.current_time():
+                    self._next_retry = None
             await self._sleep(wait)
+
+    def _retry_at(self, gap: float | None) -> None:
+        """Wake in `gap` seconds for a retry this instance scheduled. Retries other instances scheduled are theirs
+        to wake for; the poll finds them if their instance went away."""
+        if gap is None:
+            return
+        due = trio.current_time() + gap
+        if self._next_retry is None or due < self._next_retry:
+            self._next_retry = due
+            self.wake()
 
     async def _sleep(self, seconds: float) -> None:
         with trio.move_on_after(seconds):
@@ -168,11 +197,11 @@ class Dispatcher:
         await self._stopping.wait()
         self.wake()
 
-    async def _deliver(self, client: httpx.AsyncClient, event: Claimed) -> None:
+    async def _deliver(
+        self, client: httpx.AsyncClient, event: Claimed, outcomes: trio.MemorySendChannel[Outcome]
+    ) -> None:
         started = datetime.now(UTC)
         target = self._events.targets.get(event.target)
-        stopped: dict[str, str] = {}
-        cancelled = False
         try:
             if target is None:
                 outcome = Outcome(event, DEAD, started, error=f"no webhook target {event.target!r} is configured")
@@ -180,8 +209,6 @@ class Dispatcher:
                 outcome = Outcome(event, DEAD, started, error="the target answered 410 Gone: delivery to it stopped")
             else:
                 outcome = await self._send(client, event, target.url, target.timeout.seconds, started)
-                if outcome.status == 410:
-                    stopped[event.target] = target.url
             if outcome.outcome in (RETRY, UNKNOWN):
                 if event.attempt >= self._events.retry.attempts:
                     outcome = attrs.evolve(outcome, outcome=DEAD)
@@ -189,21 +216,40 @@ class Dispatcher:
                     gap = retry_gap(event.attempt, initial=self._events.retry.initial.seconds,
                                     longest=self._events.retry.max.seconds)  # fmt: skip
                     outcome = attrs.evolve(outcome, next_gap=gap)
-            moved = await self._executor.run(
-                lambda tx: record(tx, instance=self.instance, outcomes=[outcome], stopped=stopped)
-            )
-            if not moved:
-                log.warning("event %s: its lease passed to another instance before this attempt was recorded", event.id)
             if outcome.outcome != DELIVERED:
                 log.info("event %s (%s) attempt %d: %s%s", event.id, event.trigger, event.attempt, outcome.outcome,
                          f" ({outcome.error})" if outcome.error else "")  # fmt: skip
-        except trio.Cancelled:
-            cancelled = True  # stopping: its lease is given back
-            raise
+            outcomes.send_nowait(outcome)
         finally:
-            if not cancelled:
-                self._in_flight.discard(event.id)
-                self.wake()
+            self._sending -= 1
+            self.wake()
+
+    async def _record(self, outcomes: trio.MemoryReceiveChannel[Outcome], recorded: trio.Event) -> None:
+        """Record outcomes as they come, all that are waiting in one statement; return once the channel closes.
+
+        An outcome that cannot be recorded (the database is away) is dropped: its lease expires and the event is
+        delivered again, which at-least-once allows."""
+        async for first in outcomes:
+            batch = [first]
+            while len(batch) < _RECORD_BATCH:
+                try:
+                    batch.append(outcomes.receive_nowait())
+                except (trio.WouldBlock, trio.EndOfChannel):
+                    break
+            stopped = {o.event.target: self._events.targets[o.event.target].url for o in batch if o.status == 410}
+            try:
+                moved = await self._executor.run(
+                    functools.partial(record, instance=self.instance, outcomes=batch, stopped=stopped)
+                )
+                self._retry_at(min((o.next_gap for o in batch if o.outcome in (RETRY, UNKNOWN)), default=None))
+                if moved < len(batch):
+                    log.warning("%d events: their leases passed to another instance before the attempt was recorded",
+                                len(batch) - moved)  # fmt: skip
+            except (SvcError, psycopg.Error) as exc:
+                log.warning("could not record %d delivery attempts (delivered again later): %s", len(batch), exc)
+            finally:
+                self._unrecorded.difference_update(o.event.id for o in batch)
+        recorded.set()
 
     async def _send(
         self, client: httpx.AsyncClient, event: Claimed, url: str, timeout: float, started: datetime
@@ -229,33 +275,34 @@ class Dispatcher:
         return Outcome(event, RETRY, started, status=status, error=f"answered {status}")
 
     async def _enqueue_schedules(self) -> float | None:
-        """Enqueue the latest due slot of each schedule (once across instances); seconds until the next slot."""
+        """Enqueue the latest due slot of each schedule (once across instances) when one has come; seconds until
+        the next slot."""
         if not self._events.schedules:
             return None
         now = datetime.now(UTC)
-        soonest = math.inf
-        for name, schedule in self._events.schedules.items():
-            slots = croniter.croniter(schedule.cron, now)
-            latest = slots.get_prev(datetime)
-            await self._executor.run(
-                functools.partial(
-                    enqueue_slot,
-                    name=name,
-                    target=schedule.target,
-                    payload=schedule.payload,
-                    slot=latest,
-                    channel=self._events.channel,
-                )  # fmt: skip
+        if self._next_slot is None or now >= self._next_slot:
+            for name, schedule in self._events.schedules.items():
+                latest = croniter.croniter(schedule.cron, now).get_prev(datetime)
+                await self._executor.run(
+                    functools.partial(
+                        enqueue_slot,
+                        name=name,
+                        target=schedule.target,
+                        payload=schedule.payload,
+                        slot=latest,
+                        channel=self._events.channel,
+                    )  # fmt: skip
+                )
+            self._next_slot = min(
+                croniter.croniter(s.cron, now).get_next(datetime) for s in self._events.schedules.values()
             )
-            following = croniter.croniter(schedule.cron, now).get_next(datetime)
-            soonest = min(soonest, (following - now).total_seconds())
-        return soonest
+        return max((self._next_slot - datetime.now(UTC)).total_seconds(), 0.0)
 
     async def _give_back(self) -> None:
         """Release the leases of events still in flight, so another instance delivers them without waiting."""
-        if not self._in_flight:
+        if not self._unrecorded:
             return
-        ids = sorted(self._in_flight)
+        ids = sorted(self._unrecorded)
         with trio.CancelScope(shield=True), trio.move_on_after(_RELEASE_TIMEOUT):
             try:
                 await self._executor.run(lambda tx: release(tx, instance=self.instance, ids=ids))

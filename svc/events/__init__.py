@@ -14,7 +14,6 @@ from ._outbox import (
     enqueue_slot,
     record,
     release,
-    seconds_to_next_due,
 )
 from ._signing import signature
 
@@ -37,6 +36,5 @@ __all__ = [
     "prepare_capture",
     "record",
     "release",
-    "seconds_to_next_due",
     "signature",
 ]

@@ -1,5 +1,5 @@
-"""The dispatcher's statements on the outbox: claim due events under a lease, record an attempt's outcome, release
-leases, find when the next event falls due, and enqueue a schedule's slot once across instances.
+"""The dispatcher's statements on the outbox: claim due events under a lease, record attempts' outcomes, release
+leases, and enqueue a schedule's slot once across instances.
 
 A claim takes due, unleased (or lease-expired) events with `FOR UPDATE SKIP LOCKED`, so instances claiming at once
 take different events, and counts the attempt as it claims: an instance killed mid-delivery has used that attempt.
@@ -107,12 +107,6 @@ update svc_events.outbox
  where lease_holder = %(instance)s and state = 'pending' and id = any (%(ids)s::uuid[])
 """
 
-_NEXT_DUE = """
-select extract(epoch from min(greatest(next_attempt_at, coalesce(lease_expires_at, next_attempt_at)))
-                          - clock_timestamp())::float8
-  from svc_events.outbox where state = 'pending'
-"""
-
 _SLOT = """
 with known as (
     insert into svc_events.schedules (name, last_slot) values (%(name)s, %(slot)s)
@@ -165,13 +159,6 @@ async def record(tx: Transaction, *, instance: str, outcomes: Sequence[Outcome],
 async def release(tx: Transaction, *, instance: str, ids: Sequence[str]) -> None:
     """Give up the leases of events claimed but not finished (the service is stopping): due again at once."""
     await tx.execute(_RELEASE, {"instance": instance, "ids": list(ids)})
-
-
-async def seconds_to_next_due(tx: Transaction) -> float | None:
-    """Seconds until the next pending event can be claimed (negative: now); None when there is none."""
-    cursor = await tx.execute(_NEXT_DUE)
-    row = await cursor.fetchone()
-    return None if row is None else row[0]
 
 
 async def enqueue_slot(tx: Transaction, *, name: str, target: str, payload: Json, slot: datetime, channel: str) -> bool:
