@@ -5,9 +5,10 @@ described by a generated OpenAPI 3.1 document"; "Versioning": "described by Open
 (`getIndex`), `GET /rest/node/{id}` (`getNode`, when some resource has global IDs), every resource and function at
 its canonical path (the per-schema aliases of default-schema resources are served but not listed), each operation the
 entity offers, with its parameters, bodies, statuses and headers. `_openapi_resources.py` and
-`_openapi_functions.py` write the operations, `_openapi_schemas.py` the JSON Schemas, `_openapi_shared.py` the
-reusable parameters, headers and error responses. The bearer scheme applies to every operation: optional while
-`auth.anonymous` is on, required otherwise. Global search answers 404 until its issue lands, so it is not listed.
+`_openapi_functions.py` write the operations, `_openapi_webhooks.py` the webhooks of tables with change events,
+`_openapi_schemas.py` the JSON Schemas, `_openapi_shared.py` the reusable parameters, headers and error responses.
+The bearer scheme applies to every operation (webhooks aside: they are signed): optional while `auth.anonymous` is
+on, required otherwise. Global search answers 404 until its issue lands, so it is not listed.
 
 The same model and configuration give the same document, key for key in the same order: the HTTP route, the exported
 file and the pin comparison all rely on it. `openapi_json` and `openapi_yaml` render it (`svc export-openapi`, the
@@ -28,6 +29,7 @@ from ._openapi_resources import ResourcePaths
 from ._openapi_schemas import Schemas
 from ._openapi_shared import Shared
 from ._openapi_values import Schema
+from ._openapi_webhooks import Webhooks
 from ._resources import RestIndex
 
 OPENAPI_VERSION = "3.1.0"
@@ -41,6 +43,8 @@ def build_openapi(model: Model, index: RestIndex, config: Config, *, version: st
     shared = Shared(config, schemas)
     operations = Operations(model, config, schemas, shared)
     built_paths = _paths(index, operations)
+    # After the paths (their operationIds come first), before the components (webhooks refer to header parameters).
+    webhooks = Webhooks(operations, index).all()
     parts = shared.components()  # before the schemas: the error responses refer to `Problem`
     return {
         "openapi": OPENAPI_VERSION,
@@ -49,6 +53,8 @@ def build_openapi(model: Model, index: RestIndex, config: Config, *, version: st
         # Paths are absolute (`/rest/...`) on the host that serves this document.
         "servers": [{"url": "/"}],
         "paths": built_paths,
+        # Only when some table has events: a document without them stays as it was.
+        **({"webhooks": webhooks} if webhooks else {}),
         "components": {
             "schemas": schemas.all(),
             **{section: part for section, part in parts.items() if part},

@@ -39,8 +39,7 @@ class Operations:
         deprecated: bool = False,
     ) -> Schema:
         """One operation: tagged, with a unique operationId and the error responses every operation has."""
-        self.tags.setdefault(*tag)
-        operation: Schema = {"tags": [tag[0]], "summary": summary, "operationId": self._unique(name)}
+        operation = self.heading(name, summary, tag)
         if description:
             operation["description"] = description
         if parameters:
@@ -51,6 +50,11 @@ class Operations:
         if deprecated:
             operation["deprecated"] = True
         return operation
+
+    def heading(self, name: str, summary: str, tag: tuple[str, str]) -> Schema:
+        """The start of an operation: its tag (listed in the document's `tags`), summary and unique operationId."""
+        self.tags.setdefault(*tag)
+        return {"tags": [tag[0]], "summary": summary, "operationId": self._unique(name)}
 
     def taken(self, name: str) -> bool:
         return name in self._operation_ids

@@ -31,6 +31,13 @@ _SEARCH_HEADERS = ("X-Next-Cursor", "X-Previous-Cursor", "Accept-Ranges", "Conte
 _BINARY = None
 
 
+def resource_tag(resource: Resource) -> tuple[str, str]:
+    """The tag of a resource's operations (and its webhooks): its path under `/rest/`, and what it is."""
+    entity = resource.entity
+    kind = entity.kind.name.lower().replace("_", " ")
+    return resource.path.removeprefix("/rest/"), entity.description or f"The {kind} `{entity.schema}.{entity.table}`."
+
+
 class ResourcePaths:
     """The paths of one resource: its collection, search, row and binary-column paths."""
 
@@ -40,11 +47,7 @@ class ResourcePaths:
         self.schemas = operations.schemas
         self.entity = entity = resource.entity
         self.base = resource.path
-        kind = entity.kind.name.lower().replace("_", " ")
-        self.tag = (
-            resource.path.removeprefix("/rest/"),
-            entity.description or f"The {kind} `{entity.schema}.{entity.table}`.",
-        )
+        self.tag = resource_tag(resource)
         self.ops = entity.operations
         self.keyed = entity.primary_key is not None
         self.row = self.schemas.row(entity)

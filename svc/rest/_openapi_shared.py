@@ -17,18 +17,21 @@ from ._openapi_values import Schema
 
 _STRING: Schema = {"type": "string"}
 _COUNT: Schema = {"type": "integer", "minimum": 0}
+#: Standard Webhooks signatures, space-separated: `v1,` and a base64 HMAC-SHA256 each.
+_SIGNATURES = r"^v1,[A-Za-z0-9+/]+={0,2}(?: v1,[A-Za-z0-9+/]+={0,2})*$"
 
 
 def _query(name: str, description: str, schema: Schema, **extra: Any) -> Schema:
     return {"name": name, "in": "query", "description": description, "schema": schema, **extra}
 
 
-def _header(name: str, description: str, schema: Schema | None = None) -> Schema:
-    return {"name": name, "in": "header", "description": description, "schema": schema or _STRING}
+def _header(name: str, description: str, schema: Schema | None = None, **extra: Any) -> Schema:
+    return {"name": name, "in": "header", "description": description, "schema": schema or _STRING, **extra}
 
 
 def _parameters(config: Config) -> dict[str, Schema]:
-    """Every reusable parameter, by component name (SPEC "List query parameters", "Counts", "Ranges", "Writes")."""
+    """Every reusable parameter, by component name (SPEC "List query parameters", "Counts", "Ranges", "Writes"; and
+    "Change events and schedules": the signature headers of webhook requests)."""
     page = page_size(config)
     default_page = config.limits.page_size.default
     default = f" (default {default_page})" if default_page is not None else ""
@@ -135,6 +138,28 @@ def _parameters(config: Config) -> dict[str, Schema]:
             "If-Match", "The row's `ETag` (or `*`): write only when the row still has that version (else 412)."
         ),
         "IfNoneMatch": _header("If-None-Match", "The row's `ETag`: 304 without a body when it has not changed."),
+        # The headers the service signs each webhook request with (Standard Webhooks), for the receiver to check.
+        "WebhookId": _header(
+            "webhook-id",
+            "The event's id (the payload's `id`): the same in every attempt to deliver it, so a receiver can drop"
+            " a repeat.",
+            required=True,
+        ),
+        "WebhookTimestamp": _header(
+            "webhook-timestamp",
+            "When this attempt was signed, in seconds since the Unix epoch; a receiver should refuse one far from"
+            " its own clock, so that a captured request cannot be replayed later.",
+            {"type": "integer", "minimum": 0},
+            required=True,
+        ),
+        "WebhookSignature": _header(
+            "webhook-signature",
+            "`v1,<signature>`: the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>` keyed with the"
+            " target's secret (the bytes whose base64 follows `whsec_`). While a target's secrets rotate there is"
+            " one per secret, space-separated; a receiver accepts the request when one of them matches.",
+            {"type": "string", "pattern": _SIGNATURES},
+            required=True,
+        ),
     }
 
 

@@ -89,3 +89,33 @@ def test_a_boolean_is_not_a_number_but_one_is_one_point_zero():
     assert diff_openapi({"minimum": 1}, {"minimum": 1.0}) == []
     assert diff_openapi({"x": 1}, {"x": True}) == ["~ /x"]
     assert diff_openapi({"x": {}}, {"x": []}) == ["~ /x"]
+
+
+def test_webhooks_added_gone_and_changed():
+    """Events configured after the pin add `/webhooks` as one item; then each webhook is named by its key (a
+    `<table>.<operation>` name, dots and all) and its members as anywhere else."""
+    hook = {
+        "post": {
+            "operationId": "filmsInsert",
+            "requestBody": {"content": {"application/json": {"schema": {"properties": {"op": {"const": "insert"}}}}}},
+            "responses": {"2XX": {"description": "Delivered."}},
+        }
+    }
+    with_hooks = changed(PINNED, lambda doc: doc.update(webhooks={"films.insert": hook}))
+    assert diff_openapi(PINNED, with_hooks) == ["+ /webhooks"]
+    assert diff_openapi(with_hooks, PINNED) == ["- /webhooks"]
+
+    def edit(doc):
+        doc["webhooks"]["films.delete"] = doc["webhooks"].pop("films.insert")
+
+    assert diff_openapi(with_hooks, changed(with_hooks, edit)) == [
+        "+ /webhooks/films.delete",
+        "- /webhooks/films.insert",
+    ]
+
+    def retype(doc):
+        doc["webhooks"]["films.insert"]["post"]["requestBody"]["content"]["application/json"]["schema"] = {}
+
+    assert diff_openapi(with_hooks, changed(with_hooks, retype)) == [
+        "- /webhooks/films.insert/post/requestBody/content/application~1json/schema/properties"
+    ]
