@@ -26,6 +26,10 @@ lint: install
 bench *args: install
     {{venv}}/bin/python bench/run.py {{args}}
 
+# Benchmark change events: delivered events per second and capture-to-delivery latency (bench/events.py).
+bench-events *args: install
+    {{venv}}/bin/python bench/events.py {{args}}
+
 # What CI runs on a clean clone.
 ci:
     bash .ci/run

@@ -4,6 +4,7 @@ dead-lettered and re-driveable; a hang times out as `unknown`; 410 Gone stops a 
 cron slots. Real receivers on loopback; signatures checked with the `standardwebhooks` package."""
 
 import statistics
+from datetime import datetime
 
 import psycopg
 import pytest
@@ -156,6 +157,24 @@ async def test_a_cron_schedule_delivers_each_slot_once(tmp_path, database_url):
     slots = [b["scheduledAt"] for b in bodies]
     assert len(slots) == len(set(slots))  # each slot once
     assert all(b["schedule"] == "tick" and b["payload"] == {"kind": "tick"} for b in bodies)
+
+
+async def test_slots_missed_while_every_instance_was_down_are_delivered_once_as_the_latest(tmp_path, database_url):
+    schedules = {"hourly": {"cron": "0 * * * *", "payload": None}}
+    config = settings("", schedules=schedules)
+    async with running_receiver() as receiver:
+        config["events"]["targets"]["default"]["url"] = receiver.url
+        async with running_service(tmp_path / "a", database_url, config, environ=ENVIRON):
+            await _until(lambda: sql(database_url, "select count(*) from svc_events.schedules") == [(1,)])
+        assert receiver.received == []  # a schedule seen for the first time starts with its next slot
+        # Everything was down for five hours: five slots missed.
+        sql(database_url, "update svc_events.schedules set last_slot = date_trunc('hour', now()) - interval '5 hours'")
+        async with running_service(tmp_path / "b", database_url, config, environ=ENVIRON):
+            await receiver.wait_for(lambda received: len(received) == 1)
+            await trio.sleep(0.5)
+    (body,) = [r.verified(SECRET) for r in receiver.received]
+    (latest,) = sql(database_url, "select date_trunc('hour', now())")[0]
+    assert datetime.fromisoformat(body["scheduledAt"]) == latest
 
 
 async def _until(predicate, *, timeout: float = 10.0) -> None:
