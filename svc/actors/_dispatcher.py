@@ -35,7 +35,7 @@ import trio
 
 from svc.config import Config
 from svc.db import Executor
-from svc.errors import SvcError
+from svc.errors import RETRYABLE, SvcError
 from svc.events import (
     DEAD,
     DELIVERED,
@@ -158,21 +158,30 @@ class Dispatcher:
         busy outbox costs one claim per several events, not one per event."""
         poll = self._events.poll_interval.seconds
         most = self._events.concurrency
+        unavailable = False
         while not self._stopping.is_set():
             self._wake = trio.Event()  # a notification from now on wakes the next sleep
             wait = poll
-            next_slot = await self._enqueue_schedules()
-            if next_slot is not None:
-                wait = min(wait, next_slot)
-            free = most - self._sending
-            if free > 0 and (free * 2 >= most or not self._sending):
-                claimed = await self._executor.run(
-                    functools.partial(claim, instance=self.instance, limit=free, lease=self._events.lease.seconds)
-                )
-                for event in claimed:
-                    self._unrecorded.add(event.id)
-                    self._sending += 1
-                    deliveries.start_soon(self._deliver, client, event, outcomes)
+            try:
+                next_slot = await self._enqueue_schedules()
+                if next_slot is not None:
+                    wait = min(wait, next_slot)
+                free = most - self._sending
+                if free > 0 and (free * 2 >= most or not self._sending):
+                    claimed = await self._executor.run(
+                        functools.partial(claim, instance=self.instance, limit=free, lease=self._events.lease.seconds)
+                    )
+                    for event in claimed:
+                        self._unrecorded.add(event.id)
+                        self._sending += 1
+                        deliveries.start_soon(self._deliver, client, event, outcomes)
+                unavailable = False
+            except SvcError as exc:
+                if exc.code not in RETRYABLE:
+                    raise
+                if not unavailable:  # once per outage; the poll tries again
+                    log.warning("event dispatcher: %s", exc)
+                unavailable = True
             if self._next_retry is not None:
                 wait = min(wait, max(self._next_retry - trio.current_time(), 0.0))
                 if self._next_retry <= trio.current_time():

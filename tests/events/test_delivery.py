@@ -177,6 +177,22 @@ async def test_slots_missed_while_every_instance_was_down_are_delivered_once_as_
     assert datetime.fromisoformat(body["scheduledAt"]) == latest
 
 
+async def test_events_written_while_the_database_was_unreachable_are_delivered_when_it_is_back(
+    tmp_path, database_url, proxied_url, fault_proxy, caplog
+):
+    async with (
+        running_receiver() as receiver,
+        running_service(tmp_path, proxied_url, settings(receiver.url), environ=ENVIRON),
+    ):
+        fault_proxy.down()
+        sql(database_url, "insert into app_public.orders (customer) values ('Ada')")  # not through the proxy
+        await trio.sleep(1.5)  # a poll or two fails meanwhile
+        await fault_proxy.up()
+        await receiver.wait_for(lambda received: len(received) == 1, timeout=15)
+    assert "event dispatcher: the database is unavailable" in caplog.text
+    assert "crashed" not in caplog.text
+
+
 async def _until(predicate, *, timeout: float = 10.0) -> None:
     with trio.fail_after(timeout):
         while not predicate():
