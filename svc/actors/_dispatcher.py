@@ -42,6 +42,7 @@ from svc.events import (
     RETRY,
     UNKNOWN,
     Claimed,
+    H11Transport,
     Outcome,
     claim,
     enqueue_slot,
@@ -112,11 +113,11 @@ class Dispatcher:
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         task_status.started()
         await self._ready.wait()
-        most = self._events.concurrency
-        limits = httpx.Limits(max_connections=most, max_keepalive_connections=most)
         headers = {"user-agent": f"svc/{VERSION}"}
         outcomes_in, outcomes = trio.open_memory_channel[Outcome](math.inf)
-        async with httpx.AsyncClient(limits=limits, follow_redirects=False, headers=headers) as client:
+        # At most `events.concurrency` requests are in flight, so at most that many connections per target.
+        transport = H11Transport()
+        async with httpx.AsyncClient(transport=transport, follow_redirects=False, headers=headers) as client:
             try:
                 async with trio.open_nursery() as background:
                     await background.start(self._listen)

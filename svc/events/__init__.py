@@ -16,6 +16,7 @@ from ._outbox import (
     release,
 )
 from ._signing import signature
+from ._transport import H11Transport
 
 __all__ = [
     "DEAD",
@@ -26,6 +27,7 @@ __all__ = [
     "Capture",
     "CaptureDdl",
     "Claimed",
+    "H11Transport",
     "Outcome",
     "capture_ddl",
     "captures",

@@ -1,6 +1,6 @@
 """A webhook receiver on loopback for the event tests: a real HTTP/1.1 server (Trio and h11, keep-alive like a
 production receiver) that records every request and answers as the test says: a status code, `HANG` (never
-answers; the connection stays open), or `CLOSE` (drops the connection without an answer).
+answers; the connection stays open), `CLOSE` (drops the connection without an answer), or `ANSWER_THEN_CLOSE`.
 
 Signatures are verified with the PyPI `standardwebhooks` package, the reference implementation, not our code.
 """
@@ -18,6 +18,8 @@ from standardwebhooks import Webhook
 
 HANG = "hang"
 CLOSE = "close"
+#: Answers 200, then closes the connection without saying so (as a receiver dropping idle connections does).
+ANSWER_THEN_CLOSE = "answer-then-close"
 
 Answer = int | str
 
@@ -48,6 +50,8 @@ class Receiver:
         self.received: list[Received] = []
         self.port = 0
         self.changed = trio.Event()
+        #: Connections accepted so far.
+        self.connections = 0
 
     @property
     def url(self) -> str:
@@ -65,6 +69,7 @@ class Receiver:
 
     async def _serve(self, stream: trio.SocketStream) -> None:
         conn = h11.Connection(h11.SERVER)
+        self.connections += 1
         request: h11.Request | None = None
         body = b""
         try:
@@ -90,9 +95,12 @@ class Receiver:
                         await trio.sleep_forever()
                     if answer == CLOSE:
                         return
-                    assert isinstance(answer, int)
-                    response = h11.Response(status_code=answer, headers=[("content-length", "0")])
+                    status = 200 if answer == ANSWER_THEN_CLOSE else answer
+                    assert isinstance(status, int)
+                    response = h11.Response(status_code=status, headers=[("content-length", "0")])
                     await stream.send_all(conn.send(response) + conn.send(h11.EndOfMessage()))
+                    if answer == ANSWER_THEN_CLOSE:
+                        return
                     conn.start_next_cycle()
                 elif isinstance(event, h11.ConnectionClosed):
                     return
