@@ -46,6 +46,7 @@ from svc.events import (
     Outcome,
     claim,
     enqueue_slot,
+    purge,
     record,
     release,
     signature,
@@ -58,6 +59,8 @@ log = logging.getLogger("svc.events")
 
 #: Longest a shutdown waits to give leases back before the process goes anyway (their expiry frees them then).
 _RELEASE_TIMEOUT = 2.0
+#: Longest time between two purges of delivered events.
+_PURGE_INTERVAL = 60.0
 #: Most attempts recorded in one statement.
 _RECORD_BATCH = 500
 
@@ -100,6 +103,7 @@ class Dispatcher:
         self._next_slot: datetime | None = None
         #: When the soonest retry this instance scheduled falls due (trio clock).
         self._next_retry: float | None = None
+        self._next_purge = 0.0
         #: Set once the dispatcher has stopped: in-flight deliveries done or given back.
         self.stopped = trio.Event()
 
@@ -167,6 +171,7 @@ class Dispatcher:
                 next_slot = await self._enqueue_schedules()
                 if next_slot is not None:
                     wait = min(wait, next_slot)
+                await self._purge()
                 free = most - self._sending
                 if free > 0 and (free * 2 >= most or not self._sending):
                     claimed = await self._executor.run(
@@ -188,6 +193,16 @@ class Dispatcher:
                 if self._next_retry <= trio.current_time():
                     self._next_retry = None
             await self._sleep(wait)
+
+    async def _purge(self) -> None:
+        """Delete delivered events past `events.retention`, checked at most once a minute (or once a retention)."""
+        retention = self._events.retention
+        if retention is None or trio.current_time() < self._next_purge:
+            return
+        self._next_purge = trio.current_time() + min(retention.seconds, _PURGE_INTERVAL)
+        gone = await self._executor.run(functools.partial(purge, keep=retention.seconds))
+        if gone:
+            log.info("deleted %d delivered events older than %s", gone, retention)
 
     def _retry_at(self, gap: float | None) -> None:
         """Wake in `gap` seconds for a retry this instance scheduled. Retries other instances scheduled are theirs

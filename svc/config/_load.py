@@ -428,6 +428,8 @@ def _check_events(config: Config, env: Mapping[str, str]) -> list[str]:
     for key in ("poll_interval", "lease"):
         if getattr(events, key).seconds <= 0:
             problems.append(f"events.{key}: must be longer than 0s")
+    if events.retention is not None and events.retention.seconds <= 0:
+        problems.append("events.retention: must be longer than 0s (or off)")
     if events.concurrency < 1:
         problems.append("events.concurrency: must be at least 1")
     if events.retry.attempts < 1:

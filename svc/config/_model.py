@@ -241,6 +241,10 @@ class EventsConfig:
         Duration.parse("60s"), doc="How long a claimed event is reserved for its instance; then another takes it."
     )
     concurrency: int = setting(16, doc="Deliveries in flight per instance.")
+    retention: Duration | None = setting(
+        Duration.parse("168h"),
+        doc="How long delivered events (and their attempts) are kept; off keeps them. Dead events are always kept.",
+    )
     retry: RetryConfig = section(RetryConfig, "Retries of failed deliveries.")
     targets: Mapping[str, WebhookTargetConfig] = setting(factory=dict, doc="Webhook targets by name.")
     schedules: Mapping[str, ScheduleConfig] = setting(factory=dict, doc="Cron schedules by name.")

@@ -12,6 +12,7 @@ from ._outbox import (
     Outcome,
     claim,
     enqueue_slot,
+    purge,
     record,
     release,
 )
@@ -34,6 +35,7 @@ __all__ = [
     "check_capture",
     "claim",
     "enqueue_slot",
+    "purge",
     "install_capture",
     "prepare_capture",
     "record",

@@ -107,6 +107,13 @@ update svc_events.outbox
  where lease_holder = %(instance)s and state = 'pending' and id = any (%(ids)s::uuid[])
 """
 
+_PURGE = """
+delete from svc_events.outbox
+ where id in (select id from svc_events.outbox
+               where state = 'delivered' and finished_at < clock_timestamp() - %(keep)s * interval '1 second'
+               limit 10000)
+"""
+
 _SLOT = """
 with known as (
     insert into svc_events.schedules (name, last_slot) values (%(name)s, %(slot)s)
@@ -159,6 +166,13 @@ async def record(tx: Transaction, *, instance: str, outcomes: Sequence[Outcome],
 async def release(tx: Transaction, *, instance: str, ids: Sequence[str]) -> None:
     """Give up the leases of events claimed but not finished (the service is stopping): due again at once."""
     await tx.execute(_RELEASE, {"instance": instance, "ids": list(ids)})
+
+
+async def purge(tx: Transaction, *, keep: float) -> int:
+    """Delete delivered events finished more than `keep` seconds ago (their attempts go with them), 10,000 at
+    most per call; how many went."""
+    cursor = await tx.execute(_PURGE, {"keep": keep})
+    return cursor.rowcount
 
 
 async def enqueue_slot(tx: Transaction, *, name: str, target: str, payload: Json, slot: datetime, channel: str) -> bool:

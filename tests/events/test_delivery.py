@@ -193,6 +193,15 @@ async def test_events_written_while_the_database_was_unreachable_are_delivered_w
     assert "crashed" not in caplog.text
 
 
+async def test_delivered_events_are_deleted_after_the_retention_and_dead_ones_kept(tmp_path, database_url):
+    async with running_receiver(lambda r: 500 if r.json()["new"]["customer"] == "dead" else 200) as receiver:
+        config = settings(receiver.url, retention="1s")
+        async with running_service(tmp_path, database_url, config, environ=ENVIRON):
+            sql(database_url, "insert into app_public.orders (customer) values ('Ada'), ('dead')")
+            await _until(lambda: [e["state"] for e in outbox(database_url)] == ["dead"], timeout=15)
+        assert sql(database_url, "select count(*) from svc_events.attempts") == [(3,)]  # the dead one's
+
+
 async def _until(predicate, *, timeout: float = 10.0) -> None:
     with trio.fail_after(timeout):
         while not predicate():
