@@ -116,7 +116,9 @@ class Dispatcher:
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         task_status.started()
-        await self._ready.wait()
+        if not await self._until_ready():
+            self.stopped.set()
+            return
         headers = {"user-agent": f"svc/{VERSION}"}
         outcomes_in, outcomes = trio.open_memory_channel[Outcome](math.inf)
         # At most `events.concurrency` requests are in flight, so at most that many connections per target.
@@ -132,6 +134,7 @@ class Dispatcher:
                         await self._dispatch(client, deliveries, outcomes_in)
                         with trio.move_on_after(self._shutdown_timeout):
                             while self._sending:
+                                self._wake = trio.Event()
                                 await self._sleep(math.inf)
                         deliveries.cancel_scope.cancel()
                     await outcomes_in.aclose()  # the recorder records what is left, then returns
@@ -142,6 +145,19 @@ class Dispatcher:
                 await self._give_back()
                 if self._stopping.is_set():
                     self.stopped.set()
+
+    async def _until_ready(self) -> bool:
+        """Wait for the capture to be in place; False when the service stops first (the database never came)."""
+        async with trio.open_nursery() as nursery:
+
+            async def stop() -> None:
+                await self._stopping.wait()
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(stop)
+            await self._ready.wait()
+            nursery.cancel_scope.cancel()
+        return self._ready.is_set()
 
     async def _listen(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         await listen(
