@@ -240,7 +240,7 @@ class EventsConfig:
     lease: Duration = setting(
         Duration.parse("60s"), doc="How long a claimed event is reserved for its instance; then another takes it."
     )
-    concurrency: int = setting(16, doc="Deliveries in flight per instance.")
+    concurrency: int = setting(64, doc="Deliveries in flight per instance.")
     retention: Duration | None = setting(
         Duration.parse("168h"),
         doc="How long delivered events (and their attempts) are kept; off keeps them. Dead events are always kept.",
