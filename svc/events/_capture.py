@@ -60,6 +60,7 @@ create index if not exists outbox_due on svc_events.outbox (next_attempt_at) whe
 create index if not exists outbox_dead on svc_events.outbox (finished_at) where state = 'dead';
 
 create table if not exists svc_events.attempts (
+    id bigint generated always as identity primary key,
     event_id uuid not null references svc_events.outbox (id) on delete cascade,
     attempt integer not null,
     instance text not null,
@@ -67,9 +68,9 @@ create table if not exists svc_events.attempts (
     finished_at timestamptz not null,
     outcome text not null check (outcome in ('delivered', 'retry', 'dead', 'unknown')),
     status integer,
-    error text,
-    primary key (event_id, attempt, instance)
+    error text
 );
+create index if not exists attempts_of_event on svc_events.attempts (event_id);
 
 create table if not exists svc_events.schedules (
     name text primary key,

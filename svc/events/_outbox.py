@@ -80,7 +80,6 @@ with outcome as (
 ), logged as (
     insert into svc_events.attempts (event_id, attempt, instance, started_at, finished_at, outcome, status, error)
     select id, attempt, %(instance)s, started_at, clock_timestamp(), outcome, status, error from outcome
-    on conflict do nothing
 )
 update svc_events.outbox as o
    set state = case outcome.outcome when 'delivered' then 'delivered' when 'dead' then 'dead' else 'pending' end,
