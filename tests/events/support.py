@@ -2,9 +2,11 @@
 outbox (the service's own tables, read with plain psycopg as an operator would)."""
 
 import base64
+from collections.abc import Callable
 from typing import Any
 
 import psycopg
+import trio
 from psycopg.rows import dict_row
 
 SECRET = "whsec_" + base64.b64encode(b"events-test-secret-key").decode()
@@ -37,3 +39,10 @@ def sql(database_url: str, statement: str, params: Any = None) -> list[Any]:
     with psycopg.connect(database_url, autocommit=True) as conn:
         cursor = conn.execute(statement, params)
         return cursor.fetchall() if cursor.description else []
+
+
+async def until(predicate: Callable[[], bool], *, timeout: float = 10.0) -> None:
+    """Poll a plain predicate (a read of the outbox) until it holds; fail the test after `timeout` seconds."""
+    with trio.fail_after(timeout):
+        while not predicate():
+            await trio.sleep(0.05)

@@ -13,13 +13,6 @@ from tests.support.service import configure, running_service
 DATABASE_FIXTURES = ["events.sql"]
 
 
-@pytest.fixture(autouse=True)
-def clean(database_url):
-    yield
-    sql(database_url, "drop schema if exists svc_events cascade")
-    sql(database_url, "truncate app_public.orders, app_public.tags, app_public.notes restart identity cascade")
-
-
 def order(key: int, customer: str, total: str, status: str = "NEW") -> dict:
     """An order as REST answers it: BigInt and Decimal as strings, the enum as its GraphQL value, no secret_note."""
     return {"id": str(key), "customer": customer, "total": total, "status": status, "placedAt": "2026-01-02"}

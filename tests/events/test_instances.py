@@ -15,20 +15,13 @@ import pytest
 import trio
 import yaml
 
-from tests.events.support import ENVIRON, outbox, settings, sql
+from tests.events.support import ENVIRON, outbox, settings, sql, until
 from tests.support.process import SVC, run_svc, service_process
 from tests.support.receiver import HANG, running_receiver
 from tests.support.service import LOOPBACK, merge
 
 pytestmark = pytest.mark.slow
 DATABASE_FIXTURES = ["events.sql"]
-
-
-@pytest.fixture(autouse=True)
-def clean(database_url):
-    yield
-    sql(database_url, "drop schema if exists svc_events cascade")
-    sql(database_url, "truncate app_public.orders, app_public.tags, app_public.notes restart identity cascade")
 
 
 def directory(base: Path, name: str, config: dict) -> Path:
@@ -51,12 +44,6 @@ def delivered_by(database_url: str) -> dict[str, int]:
     return dict(rows)
 
 
-async def _until(predicate, *, timeout: float) -> None:
-    with trio.fail_after(timeout):
-        while not predicate():
-            await trio.sleep(0.1)
-
-
 async def test_three_instances_share_the_outbox(tmp_path, database_url):
     async with running_receiver() as receiver, AsyncExitStack() as stack:
         config = settings(receiver.url, concurrency=4)
@@ -66,7 +53,7 @@ async def test_three_instances_share_the_outbox(tmp_path, database_url):
             sql(database_url, "insert into app_public.orders (customer) select 'c' || n from generate_series(1, 10) n")
             await trio.sleep(0.02)
         await receiver.wait_for(lambda received: len({r.id for r in received}) == 300, timeout=60)
-        await _until(lambda: len(outbox(database_url, "state = 'delivered'")) == 300, timeout=20)
+        await until(lambda: len(outbox(database_url, "state = 'delivered'")) == 300, timeout=20)
     shares = delivered_by(database_url)
     assert sum(shares.values()) >= 300 and len(shares) == 3, shares
 
@@ -85,7 +72,7 @@ async def test_a_killed_instance_s_leases_are_taken_over(tmp_path, database_url)
         assert len(held) == 10
         hanging["on"] = False
         async with instance(tmp_path, "b", config, database_url):
-            await _until(lambda: len(outbox(database_url, "state = 'delivered'")) == 10, timeout=30)
+            await until(lambda: len(outbox(database_url, "state = 'delivered'")) == 10, timeout=30)
     ids = [r.id for r in receiver.received]
     assert len(set(ids)) == 10  # none lost
     assert len(ids) == 20  # each in-flight one twice: the receiver tells them apart by webhook-id
@@ -104,7 +91,7 @@ async def test_sigterm_lets_deliveries_finish_and_gives_back_the_rest(tmp_path, 
         async with instance(tmp_path, "a", config, database_url) as service:
             sql(database_url, "insert into app_public.orders (customer) values ('first')")
             await receiver.wait_for(lambda received: len(received) == 1)
-            await _until(lambda: outbox(database_url)[0]["state"] == "delivered", timeout=10)
+            await until(lambda: outbox(database_url)[0]["state"] == "delivered", timeout=10)
             sql(database_url, "insert into app_public.orders (customer) values ('second')")
             await receiver.wait_for(lambda received: len(received) == 2)  # hangs: in flight
             service.send_signal(signal.SIGTERM)
