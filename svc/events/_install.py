@@ -50,11 +50,11 @@ async def prepare_capture(executor: Executor, snapshot: Snapshot) -> Snapshot:
 
 
 async def install_capture(executor: Executor, ddl: CaptureDdl) -> bool:
-    """Install the capture unless this version is in place; True when something was (re)installed."""
+    """Install the capture unless exactly this version is in place; True when something was (re)installed."""
 
     async def install(tx: Transaction) -> bool:
         await tx.execute(sql.SQL("select pg_advisory_xact_lock({})").format(sql.Literal(_INSTALL_LOCK)))
-        if await _installed_digest(tx) == ddl.digest:
+        if not await _missing(tx, ddl):
             return False
         for statement in ddl.statements:
             await tx.execute(statement, prepare=False)
@@ -64,28 +64,30 @@ async def install_capture(executor: Executor, ddl: CaptureDdl) -> bool:
 
 
 async def check_capture(executor: Executor, ddl: CaptureDdl) -> list[str]:
-    """What the database lacks of the capture `ddl` installs; empty when this very version is installed."""
+    """What the database lacks of the capture `ddl` installs; empty when exactly this version is installed."""
+    return await executor.run(lambda tx: _missing(tx, ddl), readonly=True)
 
-    async def check(tx: Transaction) -> list[str]:
-        digest = await _installed_digest(tx)
-        if digest == ddl.digest:
-            return []
-        if digest is None:
-            return [f"the {SCHEMA} schema is not installed"]
-        cursor = await tx.execute(
-            "select n.nspname || '.' || c.relname || '.' || t.tgname from pg_trigger t"
-            " join pg_class c on c.oid = t.tgrelid join pg_namespace n on n.oid = c.relnamespace"
-            " where t.tgname like 'svc\\_events\\_%'"
-        )
-        present = {_text(row[0]) for row in await cursor.fetchall()}
-        missing = [
-            f"trigger {c.trigger} on {c.entity.schema}.{c.entity.table}"
-            for c in ddl.captures
-            if f"{c.entity.schema}.{c.entity.table}.{c.trigger}" not in present
-        ]
-        return missing or [f"the installed capture ({digest}) is not this configuration's ({ddl.digest})"]
 
-    return await executor.run(check, readonly=True)
+async def _missing(tx: Transaction, ddl: CaptureDdl) -> list[str]:
+    """The schema when it is not there, the triggers that are not (dropped by hand, say), or the version when the
+    installed one differs."""
+    digest = await _installed_digest(tx)
+    if digest is None:
+        return [f"the {SCHEMA} schema is not installed"]
+    cursor = await tx.execute(
+        "select n.nspname || '.' || c.relname || '.' || t.tgname from pg_trigger t"
+        " join pg_class c on c.oid = t.tgrelid join pg_namespace n on n.oid = c.relnamespace"
+        " where t.tgname like 'svc\\_events\\_%'"
+    )
+    present = {_text(row[0]) for row in await cursor.fetchall()}
+    missing = [
+        f"trigger {c.trigger} on {c.entity.schema}.{c.entity.table}"
+        for c in ddl.captures
+        if f"{c.entity.schema}.{c.entity.table}.{c.trigger}" not in present
+    ]
+    if digest != ddl.digest:
+        missing.append(f"this configuration's capture {ddl.digest} (installed: {digest})")
+    return missing
 
 
 async def _installed_digest(tx: Transaction) -> Any:

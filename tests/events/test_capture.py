@@ -4,6 +4,7 @@ over transition tables, updates only on a real change; the install is idempotent
 
 import psycopg
 import pytest
+import trio
 
 from svc.server import StartupError, serve
 from tests.events.support import ENVIRON, outbox, settings, sql
@@ -126,6 +127,24 @@ async def test_installing_twice_changes_nothing_and_dropped_events_lose_their_tr
         assert sql(database_url, triggers) == [("app_public.orders", "svc_events_update")]
         assert sql(database_url, "select proname from pg_proc where pronamespace = 'svc_events'::regnamespace "
                                  "and prorettype = 'trigger'::regtype") == [("app_public.orders.update",)]  # fmt: skip
+
+
+async def test_a_reload_puts_back_a_trigger_dropped_by_hand(tmp_path, database_url):
+    present = (
+        "select count(*) from pg_trigger where tgname = 'svc_events_insert' and tgrelid = 'app_public.orders'::regclass"
+    )
+    async with (
+        running_receiver() as receiver,
+        running_service(tmp_path, database_url, settings(receiver.url), environ=ENVIRON) as service,
+    ):
+        sql(database_url, "drop trigger svc_events_insert on app_public.orders")
+        sql(database_url, "notify svc_reload")
+        with trio.fail_after(10):
+            while (await service.client.get("/health")).json()["schema"]["generation"] < 2:
+                await trio.sleep(0.05)
+        assert sql(database_url, present) == [(1,)]
+        sql(database_url, "insert into app_public.orders (customer) values ('Ada')")
+        await receiver.wait_for(lambda received: len(received) == 1)
 
 
 async def test_a_view_or_an_unknown_table_cannot_have_events(tmp_path, database_url):
