@@ -5,7 +5,9 @@ Payloads are written in the change's own transaction, shaped like REST rows (the
 Decimal as strings, enums as their GraphQL values) by the same value mapping REST reads use; omitted columns are not
 in the model, so never in a payload. Inserts and deletes are captured by statement-level triggers over transition
 tables (a 1,000-row insert is one trigger run, one INSERT ... SELECT); updates by a row-level trigger that fires only
-when `OLD IS DISTINCT FROM NEW`. Each capture notifies `events.channel`, delivered when the transaction commits.
+when the row changed (compared as text, since json, point and other types have no equality) and writes an event
+only when its payload did (a change to omitted columns only is none). Each capture notifies `events.channel`,
+delivered when the transaction commits.
 
 Everything here is idempotent (`if not exists`, `create or replace`), so installing twice changes nothing; the
 statements carry a digest of themselves into `svc_events.installed`, which tells an install or a check whether the
@@ -202,10 +204,18 @@ def _capture(model: Model, capture: Capture, channel: str) -> list[sql.Composed]
              sql.Literal(entity.events.name), sql.Literal(op)]  # fmt: skip
     notify = sql.SQL("perform pg_notify({}, '');").format(sql.Literal(channel))
     if op == "update":
+        # A change only in columns the payload leaves out (omitted ones) is no change to the receiver. Rows are
+        # compared as text: json, point and other types have no equality operator.
         body = sql.SQL(
+            "declare\n"
+            "    old_row json := {old};\n"
+            "    new_row json := {new};\n"
             "begin\n"
+            "    if old_row::text = new_row::text then\n"
+            "        return null;\n"
+            "    end if;\n"
             '    insert into svc_events.outbox (trigger, target, "table", op, old, new)\n'
-            "    values ({fixed}, {old}, {new});\n"
+            "    values ({fixed}, old_row, new_row);\n"
             "    {notify}\n"
             "    return null;\n"
             "end"
@@ -215,7 +225,7 @@ def _capture(model: Model, capture: Capture, channel: str) -> list[sql.Composed]
             new=row_object(outputs, sql.Identifier("new")),
             notify=notify,
         )
-        fires = sql.SQL("after update on {table} for each row when (old.* is distinct from new.*)")
+        fires = sql.SQL("after update on {table} for each row when (old::text is distinct from new::text)")
     else:
         rows, column = ("new_rows", "new") if op == "insert" else ("old_rows", "old")
         body = sql.SQL(
