@@ -131,6 +131,9 @@ end
 $schedule$;
 comment on function svc_events.schedule(text, timestamptz, json) is
     'Enqueue a one-off event for a webhook target, delivered at or after `at`, in the caller''s transaction';
+-- They run as their owner: only roles granted them may call them (the schema has no usage for public either).
+revoke all on function svc_events.schedule(text, timestamptz, json), svc_events.redrive(uuid[]),
+    svc_events.resume_target(text) from public;
 """
 
 

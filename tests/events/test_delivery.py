@@ -134,6 +134,12 @@ async def test_one_off_events_come_from_sql_in_the_caller_s_transaction(tmp_path
             conn.commit()
             with pytest.raises(psycopg.errors.InvalidParameterValue, match="no webhook target 'elsewhere'"):
                 conn.execute("select svc_events.schedule('elsewhere', now(), null)")
+            conn.rollback()
+            conn.execute("create role events_caller; grant usage on schema svc_events to events_caller")
+            conn.execute("set role events_caller")
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):  # not granted: it runs as its owner
+                conn.execute("select svc_events.schedule('default', now(), null)")
+            conn.rollback()
         await receiver.wait_for(lambda received: len(received) == 1)
         body = receiver.received[0].verified(SECRET)
         assert (body["id"], body["schedule"], body["payload"]) == (str(event_id), None, {"report": 1})
