@@ -87,7 +87,8 @@ class H11Transport(httpx.AsyncBaseTransport):
         except trio.TooSlowError as exc:
             raise httpx.ConnectTimeout(f"no connection to {host}:{port} within {timeout}s") from exc
         except (OSError, trio.BrokenResourceError, ssl.SSLError) as exc:
-            raise httpx.ConnectError(f"{host}:{port}: {exc}") from exc
+            reason = exc.__cause__ if isinstance(exc, trio.BrokenResourceError) and exc.__cause__ else exc
+            raise httpx.ConnectError(f"{host}:{port}: {reason or type(reason).__name__}") from exc
         return _Connection(stream, h11.Connection(h11.CLIENT))
 
     async def _exchange(

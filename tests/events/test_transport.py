@@ -2,9 +2,12 @@
 receiver dropped while idle replaced without the caller noticing, and failures as httpx's own errors, which the
 dispatcher reads as outcomes (not sent: retry; sent without an answer: unknown)."""
 
+import ssl
+
 import httpx
 import pytest
 import trio
+import trustme
 
 from svc.events import H11Transport
 from tests.support.receiver import ANSWER_THEN_CLOSE, CLOSE, HANG, running_receiver
@@ -45,3 +48,20 @@ async def test_failures_are_httpx_errors():
             assert (await post(client, receiver.url)).status_code == 503
             with pytest.raises(httpx.ConnectError):
                 await post(client, "http://127.0.0.1:9/hook")
+
+
+async def test_https_receivers_are_verified_against_the_trusted_authorities():
+    authority = trustme.CA()
+    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    authority.issue_cert("127.0.0.1").configure_cert(server)
+    trusting = ssl.create_default_context()
+    authority.configure_trust(trusting)
+    async with running_receiver(tls=server) as receiver:
+        assert receiver.url.startswith("https://")
+        async with httpx.AsyncClient(transport=H11Transport(ssl_context=trusting)) as client:
+            for _ in range(2):
+                assert (await post(client, receiver.url)).status_code == 200
+        assert receiver.connections == 1
+        async with httpx.AsyncClient(transport=H11Transport()) as client:  # the system's authorities only
+            with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+                await post(client, receiver.url)

@@ -6,6 +6,7 @@ Signatures are verified with the PyPI `standardwebhooks` package, the reference 
 """
 
 import json
+import ssl
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from functools import partial
@@ -45,8 +46,9 @@ class Received:
 
 
 class Receiver:
-    def __init__(self, answer: Callable[[Received], Answer]) -> None:
+    def __init__(self, answer: Callable[[Received], Answer], tls: ssl.SSLContext | None = None) -> None:
         self.answer = answer
+        self.tls = tls
         self.received: list[Received] = []
         self.port = 0
         self.changed = trio.Event()
@@ -55,7 +57,7 @@ class Receiver:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/hook"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}/hook"
 
     def of(self, event_id: str) -> list[Received]:
         return [r for r in self.received if r.id == event_id]
@@ -67,7 +69,10 @@ class Receiver:
                 self.changed = trio.Event()
                 await self.changed.wait()
 
-    async def _serve(self, stream: trio.SocketStream) -> None:
+    async def _serve(self, tcp: trio.SocketStream) -> None:
+        stream: trio.abc.Stream = tcp
+        if self.tls is not None:
+            stream = trio.SSLStream(tcp, self.tls, server_side=True)
         conn = h11.Connection(h11.SERVER)
         self.connections += 1
         request: h11.Request | None = None
@@ -104,16 +109,19 @@ class Receiver:
                     conn.start_next_cycle()
                 elif isinstance(event, h11.ConnectionClosed):
                     return
-        except (trio.BrokenResourceError, trio.ClosedResourceError, h11.RemoteProtocolError):
+        except (trio.BrokenResourceError, trio.ClosedResourceError, h11.RemoteProtocolError, ssl.SSLError):
             return
         finally:
             await stream.aclose()
 
 
 @asynccontextmanager
-async def running_receiver(answer: Callable[[Received], Answer] = lambda _: 200) -> AsyncIterator[Receiver]:
-    """A receiver on 127.0.0.1 and an ephemeral port, answering each request with `answer(request)`."""
-    receiver = Receiver(answer)
+async def running_receiver(
+    answer: Callable[[Received], Answer] = lambda _: 200, *, tls: ssl.SSLContext | None = None
+) -> AsyncIterator[Receiver]:
+    """A receiver on 127.0.0.1 and an ephemeral port (https with the `tls` server context), answering each request
+    with `answer(request)`."""
+    receiver = Receiver(answer, tls)
     async with trio.open_nursery() as nursery:
         listeners = await nursery.start(partial(trio.serve_tcp, receiver._serve, 0, host="127.0.0.1"))
         receiver.port = listeners[0].socket.getsockname()[1]
