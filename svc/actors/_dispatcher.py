@@ -37,11 +37,8 @@ from svc.config import Config
 from svc.db import Executor
 from svc.errors import RETRYABLE, SvcError
 from svc.events import (
-    DEAD,
-    DELIVERED,
-    RETRY,
-    UNKNOWN,
     Claimed,
+    Delivery,
     H11Transport,
     Outcome,
     claim,
@@ -245,21 +242,26 @@ class Dispatcher:
         target = self._events.targets.get(event.target)
         try:
             if target is None:
-                outcome = Outcome(event, DEAD, started, error=f"no webhook target {event.target!r} is configured")
+                outcome = Outcome(
+                    event, Delivery.DEAD, started, error=f"no webhook target {event.target!r} is configured"
+                )
             elif event.target_stopped:
-                outcome = Outcome(event, DEAD, started, error="the target answered 410 Gone: delivery to it stopped")
+                outcome = Outcome(
+                    event, Delivery.DEAD, started, error="the target answered 410 Gone: delivery to it stopped"
+                )
             else:
                 outcome = await self._send(client, event, target.url, target.timeout.seconds, started)
-            if outcome.outcome in (RETRY, UNKNOWN):
+            if outcome.outcome.again:
                 if event.attempt >= self._events.retry.attempts:
-                    outcome = attrs.evolve(outcome, outcome=DEAD)
+                    outcome = attrs.evolve(outcome, outcome=Delivery.DEAD)
                 else:
                     gap = retry_gap(event.attempt, initial=self._events.retry.initial.seconds,
                                     longest=self._events.retry.max.seconds)  # fmt: skip
                     outcome = attrs.evolve(outcome, next_gap=gap)
-            if outcome.outcome != DELIVERED:
-                log.info("event %s (%s) attempt %d: %s%s", event.id, event.trigger, event.attempt, outcome.outcome,
-                         f" ({outcome.error})" if outcome.error else "")  # fmt: skip
+            if outcome.outcome is not Delivery.DELIVERED:
+                because = f" ({outcome.error})" if outcome.error else ""
+                log.info("event %s (%s) attempt %d: %s%s", event.id, event.trigger, event.attempt,
+                         outcome.outcome.value, because)  # fmt: skip
             outcomes.send_nowait(outcome)
         finally:
             self._sending -= 1
@@ -282,7 +284,7 @@ class Dispatcher:
                 moved = await self._executor.run(
                     functools.partial(record, instance=self.instance, outcomes=batch, stopped=stopped)
                 )
-                self._retry_at(min((o.next_gap for o in batch if o.outcome in (RETRY, UNKNOWN)), default=None))
+                self._retry_at(min((o.next_gap for o in batch if o.outcome.again), default=None))
                 if moved < len(batch):
                     log.warning("%d events: their leases passed to another instance before the attempt was recorded",
                                 len(batch) - moved)  # fmt: skip
@@ -305,15 +307,17 @@ class Dispatcher:
         try:
             response = await client.post(url, content=event.body, headers=headers, timeout=timeout)
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
-            return Outcome(event, RETRY, started, error=f"not sent: {_describe(exc)}")
+            return Outcome(event, Delivery.RETRY, started, error=f"not sent: {_describe(exc)}")
         except httpx.HTTPError as exc:
-            return Outcome(event, UNKNOWN, started, error=f"sent, no answer: {_describe(exc)}")
+            return Outcome(event, Delivery.UNKNOWN, started, error=f"sent, no answer: {_describe(exc)}")
         status = response.status_code
         if 200 <= status < 300:
-            return Outcome(event, DELIVERED, started, status=status)
+            return Outcome(event, Delivery.DELIVERED, started, status=status)
         if status == 410:
-            return Outcome(event, DEAD, started, status=status, error="410 Gone: delivery to this target stopped")
-        return Outcome(event, RETRY, started, status=status, error=f"answered {status}")
+            return Outcome(
+                event, Delivery.DEAD, started, status=status, error="410 Gone: delivery to this target stopped"
+            )
+        return Outcome(event, Delivery.RETRY, started, status=status, error=f"answered {status}")
 
     async def _enqueue_schedules(self) -> float | None:
         """Enqueue the latest due slot of each schedule (once across instances) when one has come; seconds until

@@ -4,11 +4,8 @@ statements the dispatcher actor runs, and Standard Webhooks signing. The dispatc
 from ._capture import SCHEMA, Capture, CaptureDdl, capture_ddl, captures
 from ._install import check_capture, install_capture, prepare_capture
 from ._outbox import (
-    DEAD,
-    DELIVERED,
-    RETRY,
-    UNKNOWN,
     Claimed,
+    Delivery,
     Outcome,
     claim,
     enqueue_slot,
@@ -20,14 +17,11 @@ from ._signing import signature
 from ._transport import H11Transport
 
 __all__ = [
-    "DEAD",
-    "DELIVERED",
-    "RETRY",
     "SCHEMA",
-    "UNKNOWN",
     "Capture",
     "CaptureDdl",
     "Claimed",
+    "Delivery",
     "H11Transport",
     "Outcome",
     "capture_ddl",

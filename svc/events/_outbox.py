@@ -6,6 +6,7 @@ take different events, and counts the attempt as it claims: an instance killed m
 The request body is built in the claim, as JSON text the dispatcher sends as it came (never decoded in Python).
 """
 
+import enum
 import json
 from collections.abc import Sequence
 from datetime import datetime
@@ -17,8 +18,20 @@ from psycopg import sql
 from svc.config import Json
 from svc.db import Transaction
 
-#: Outcomes of one delivery attempt (SPEC "States and transitions"; the `svc_event_outcome` metric label values).
-DELIVERED, RETRY, DEAD, UNKNOWN = "delivered", "retry", "dead", "unknown"
+
+class Delivery(enum.Enum):
+    """What one delivery attempt came to (SPEC "States and transitions"; the `svc_event_outcome` label values)."""
+
+    DELIVERED = "delivered"
+    RETRY = "retry"
+    DEAD = "dead"
+    #: Sent, but no answer came (a timeout, a connection closed mid-answer): retried like RETRY.
+    UNKNOWN = "unknown"
+
+    @property
+    def again(self) -> bool:
+        """Tried again (unless the attempts are used up)."""
+        return self in (Delivery.RETRY, Delivery.UNKNOWN)
 
 
 @attrs.frozen
@@ -40,7 +53,7 @@ class Outcome:
     """What one attempt came to, and (for `retry` and `unknown`) how long until the next."""
 
     event: Claimed
-    outcome: str
+    outcome: Delivery
     started_at: datetime
     status: int | None = None
     error: str | None = None
@@ -152,7 +165,7 @@ async def record(tx: Transaction, *, instance: str, outcomes: Sequence[Outcome],
             "instance": instance,
             "ids": [o.event.id for o in outcomes],
             "attempts": [o.event.attempt for o in outcomes],
-            "outcomes": [o.outcome for o in outcomes],
+            "outcomes": [o.outcome.value for o in outcomes],
             "statuses": [o.status for o in outcomes],
             "errors": [o.error for o in outcomes],
             "started": [o.started_at for o in outcomes],
