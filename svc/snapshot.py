@@ -123,15 +123,25 @@ class SnapshotHolder:
         return self._current
 
 
+#: The statement timeout of the catalog read when `limits.statement_timeout` is shorter.
+_CATALOG_TIMEOUT_SECONDS = 60
+_CATALOG_TIMEOUT = "set local statement_timeout = '60s'"
+
+
 async def read_database_catalog(executor: Executor, config: Config) -> Catalog:
     """The catalog of the configured schemas, read in one repeatable-read, read-only transaction.
 
     JIT is off for it: on a large catalog the planner's cost estimate of the one big statement can pass
-    `jit_above_cost`, and compiling it would take longer than running it.
+    `jit_above_cost`, and compiling it would take longer than running it. A `limits.statement_timeout` under a minute
+    does not apply to it.
     """
 
     async def introspect(tx: Transaction) -> Mapping[str, Any]:
         await tx.execute("set local jit = off", prepare=False)
+        timeout = config.limits.statement_timeout
+        if timeout is not None and timeout.seconds < _CATALOG_TIMEOUT_SECONDS:
+            # `limits.statement_timeout` bounds requests; a short one must not keep a large catalog from being read.
+            await tx.execute(_CATALOG_TIMEOUT, prepare=False)
         parameters = {"schemas": list(config.database.schemas), "roles": _configured_roles(config)}
         cursor = await tx.execute(INTROSPECTION_QUERY, parameters, prepare=False)
         row = await cursor.fetchone()
