@@ -17,7 +17,7 @@ import yaml
 
 from tests.events.support import ENVIRON, outbox, settings, sql, until
 from tests.support.process import SVC, run_svc, service_process
-from tests.support.receiver import HANG, running_receiver
+from tests.support.receiver import HANG, Slow, running_receiver
 from tests.support.service import LOOPBACK, merge
 
 pytestmark = pytest.mark.slow
@@ -79,26 +79,21 @@ async def test_a_killed_instance_s_leases_are_taken_over(tmp_path, database_url)
 
 
 async def test_sigterm_lets_deliveries_finish_and_gives_back_the_rest(tmp_path, database_url):
-    slow = {"calls": 0}
-
-    def answer(_request):
-        slow["calls"] += 1
-        return HANG if slow["calls"] > 1 else 200
+    def answer(request):
+        return Slow(1.0) if request.json()["new"]["customer"] == "slow" else HANG
 
     async with running_receiver(answer) as receiver:
-        config = merge(settings(receiver.url, lease="60s"), {"server": {"shutdown_timeout": "1s"}})
+        config = merge(settings(receiver.url, lease="60s"), {"server": {"shutdown_timeout": "2s"}})
         config["events"]["targets"]["default"]["timeout"] = "30s"
         async with instance(tmp_path, "a", config, database_url) as service:
-            sql(database_url, "insert into app_public.orders (customer) values ('first')")
-            await receiver.wait_for(lambda received: len(received) == 1)
-            await until(lambda: outbox(database_url)[0]["state"] == "delivered", timeout=10)
-            sql(database_url, "insert into app_public.orders (customer) values ('second')")
-            await receiver.wait_for(lambda received: len(received) == 2)  # hangs: in flight
+            sql(database_url, "insert into app_public.orders (customer) values ('slow'), ('hanging')")
+            await receiver.wait_for(lambda received: len(received) == 2)  # both in flight
             service.send_signal(signal.SIGTERM)
             assert await service.wait(timeout=15) == 0
         assert "gave back the leases of 1 events in flight" in service.log
-    second = outbox(database_url, "state = 'pending'")
-    assert len(second) == 1 and second[0]["lease_holder"] is None  # due at once, for any instance
+    slow, hanging = outbox(database_url)
+    assert slow["state"] == "delivered"  # answered within the shutdown timeout, and recorded
+    assert (hanging["state"], hanging["lease_holder"]) == ("pending", None)  # due at once, for any instance
 
 
 async def test_a_cron_slot_is_delivered_once_across_three_instances(tmp_path, database_url):

@@ -1,6 +1,7 @@
 """A webhook receiver on loopback for the event tests: a real HTTP/1.1 server (Trio and h11, keep-alive like a
 production receiver) that records every request and answers as the test says: a status code, `HANG` (never
-answers; the connection stays open), `CLOSE` (drops the connection without an answer), or `ANSWER_THEN_CLOSE`.
+answers; the connection stays open), `CLOSE` (drops the connection without an answer), `ANSWER_THEN_CLOSE`, or
+`Slow(seconds, status)`.
 
 Signatures are verified with the PyPI `standardwebhooks` package, the reference implementation, not our code.
 """
@@ -22,7 +23,16 @@ CLOSE = "close"
 #: Answers 200, then closes the connection without saying so (as a receiver dropping idle connections does).
 ANSWER_THEN_CLOSE = "answer-then-close"
 
-Answer = int | str
+
+@attrs.frozen
+class Slow:
+    """Answers `status` after `seconds`."""
+
+    seconds: float
+    status: int = 200
+
+
+Answer = int | str | Slow
 
 
 @attrs.frozen
@@ -96,6 +106,9 @@ class Receiver:
                     self.received.append(received)
                     self.changed.set()
                     answer = self.answer(received)
+                    if isinstance(answer, Slow):
+                        await trio.sleep(answer.seconds)
+                        answer = answer.status
                     if answer == HANG:
                         await trio.sleep_forever()
                     if answer == CLOSE:
