@@ -54,8 +54,8 @@ async def test_a_failing_receiver_gets_the_same_id_until_it_accepts(tmp_path, da
         assert {r.id for r in receiver.received} == {str(event["id"])}
         assert all(r.verified(SECRET)["new"]["customer"] == "Ada" for r in receiver.received)
         first, second, third = (r.at for r in receiver.received)
-        # Gaps below the doubling caps (200ms, 400ms), plus the time a round takes.
-        assert second - first < 0.2 + 0.5 and third - second < 0.4 + 0.5
+        # Gaps below the doubling caps (200ms, 400ms), plus the time a round takes on a busy machine.
+        assert second - first < 0.2 + 0.8 and third - second < 0.4 + 0.8
         await until(lambda: outbox(database_url)[0]["state"] == "delivered")
         assert attempts(database_url) == [(1, "retry", 500), (2, "retry", 500), (3, "delivered", 200)]
 
