@@ -6,7 +6,6 @@ replaced, no table locked). A check says what is missing instead of changing any
 """
 
 import logging
-from typing import Any
 
 import attrs
 import psycopg
@@ -79,7 +78,7 @@ async def _missing(tx: Transaction, ddl: CaptureDdl) -> list[str]:
         " join pg_class c on c.oid = t.tgrelid join pg_namespace n on n.oid = c.relnamespace"
         " where t.tgname like 'svc\\_events\\_%'"
     )
-    present = {_text(row[0]) for row in await cursor.fetchall()}
+    present = {row[0] for row in await cursor.fetchall()}
     missing = [
         f"trigger {c.trigger} on {c.entity.schema}.{c.entity.table}"
         for c in ddl.captures
@@ -90,16 +89,11 @@ async def _missing(tx: Transaction, ddl: CaptureDdl) -> list[str]:
     return missing
 
 
-async def _installed_digest(tx: Transaction) -> Any:
+async def _installed_digest(tx: Transaction) -> str | None:
     cursor = await tx.execute("select to_regclass('svc_events.installed') is not null")
     row = await cursor.fetchone()
     if row is None or not row[0]:
         return None
     cursor = await tx.execute("select digest from svc_events.installed")
     found = await cursor.fetchone()
-    return None if found is None else _text(found[0])
-
-
-def _text(value: Any) -> str:
-    """Text columns arrive as bytes on the pool's connections (they forward response bodies undecoded)."""
-    return value.decode() if isinstance(value, bytes) else value
+    return None if found is None else found[0]

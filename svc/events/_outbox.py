@@ -3,14 +3,14 @@ leases, and enqueue a schedule's slot once across instances.
 
 A claim takes due, unleased (or lease-expired) events with `FOR UPDATE SKIP LOCKED`, so instances claiming at once
 take different events, and counts the attempt as it claims: an instance killed mid-delivery has used that attempt.
-The request body is built in the claim, as JSON text the dispatcher sends as it came (never decoded in Python).
+The request body is built in the claim, as JSON text: the dispatcher only encodes it to send (the rows are never
+decoded into Python objects and written again).
 """
 
 import enum
 import json
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 import attrs
 from psycopg import sql
@@ -149,7 +149,7 @@ update svc_events.schedules set last_slot = %(slot)s where name = %(name)s
 async def claim(tx: Transaction, *, instance: str, limit: int, lease: float) -> list[Claimed]:
     cursor = await tx.execute(_CLAIM, {"instance": instance, "limit": limit, "lease": lease})
     return [
-        Claimed(_text(id_), _text(target), _text(trigger), attempt, _bytes(body), stopped)
+        Claimed(id_, target, trigger, attempt, body.encode(), stopped)
         for id_, target, trigger, attempt, body, stopped in await cursor.fetchall()
     ]
 
@@ -204,11 +204,3 @@ async def enqueue_slot(tx: Transaction, *, name: str, target: str, payload: Json
     )  # fmt: skip
     await tx.execute(sql.SQL("select pg_notify({}, '')").format(sql.Literal(channel)))
     return True
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
-def _bytes(value: Any) -> bytes:
-    return value if isinstance(value, bytes) else str(value).encode()
