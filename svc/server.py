@@ -59,7 +59,7 @@ async def serve(
 
         watching = config.mode == "dev" and config.watch.enabled
         shutdown = trio.Event()
-        dispatcher = _dispatcher(loaded, executor, shutdown)
+        dispatcher = _dispatcher(loaded, conninfo, executor, shutdown)
         reloader = Reloader(
             conninfo=conninfo,
             config=config,
@@ -123,12 +123,12 @@ async def _build(executor: Executor, config: Config) -> Snapshot:
     return await prepare_capture(executor, await build_snapshot(executor, config))
 
 
-def _dispatcher(loaded: LoadedConfig, executor: Executor, shutdown: trio.Event) -> Dispatcher | None:
+def _dispatcher(loaded: LoadedConfig, conninfo: str, executor: Executor, shutdown: trio.Event) -> Dispatcher | None:
     """The event dispatcher, when webhook targets are configured."""
     if not loaded.config.events.targets:
         return None
     return Dispatcher(
-        conninfo=loaded.secrets.require_database_url(),
+        conninfo=conninfo,
         executor=executor,
         config=loaded.config,
         secrets=loaded.secrets.webhook_secrets,
