@@ -1,8 +1,8 @@
 """Change events and schedules (SPEC "Events"; layer 9): the capture DDL and its install or check, the outbox
 statements the dispatcher actor runs, and Standard Webhooks signing. The dispatcher itself is in `svc.actors`."""
 
-from ._capture import SCHEMA, Capture, CaptureDdl, capture_ddl, captures
-from ._install import check_capture, install_capture, prepare_capture
+from ._capture import capture_ddl
+from ._install import prepare_capture
 from ._outbox import (
     Claimed,
     Delivery,
@@ -17,20 +17,14 @@ from ._signing import signature
 from ._transport import H11Transport
 
 __all__ = [
-    "SCHEMA",
-    "Capture",
-    "CaptureDdl",
     "Claimed",
     "Delivery",
     "H11Transport",
     "Outcome",
     "capture_ddl",
-    "captures",
-    "check_capture",
     "claim",
     "enqueue_slot",
     "purge",
-    "install_capture",
     "prepare_capture",
     "record",
     "release",
