@@ -2,12 +2,17 @@
 outbox (the service's own tables, read with plain psycopg as an operator would)."""
 
 import base64
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import psycopg
 import trio
 from psycopg.rows import dict_row
+
+from tests.support.receiver import Answer, Received, Receiver, running_receiver
+from tests.support.service import Service, running_service
 
 SECRET = "whsec_" + base64.b64encode(b"events-test-secret-key").decode()
 ENVIRON = {"HOOK_SECRET": SECRET}
@@ -46,3 +51,13 @@ async def until(predicate: Callable[[], bool], *, timeout: float = 10.0) -> None
     with trio.fail_after(timeout):
         while not predicate():
             await trio.sleep(0.05)
+
+
+@asynccontextmanager
+async def served(
+    directory: Path, database_url: str, answer: Callable[[Received], Answer] = lambda _: 200
+) -> AsyncIterator[tuple[Receiver, Service]]:
+    """A receiver answering with `answer`, and the service sending it the events of `settings`."""
+    async with running_receiver(answer) as receiver:
+        async with running_service(directory, database_url, settings(receiver.url), environ=ENVIRON) as service:
+            yield receiver, service

@@ -7,7 +7,7 @@ import pytest
 import trio
 
 from svc.server import StartupError, serve
-from tests.events.support import ENVIRON, outbox, settings, sql
+from tests.events.support import ENVIRON, outbox, served, settings, sql
 from tests.support.receiver import running_receiver
 from tests.support.service import configure, running_service
 
@@ -21,10 +21,7 @@ def order(key: int, customer: str, total: str, status: str = "NEW") -> dict:
 
 
 async def test_writes_through_graphql_rest_and_sql_are_captured_as_rest_rows(tmp_path, database_url):
-    async with (
-        running_receiver() as receiver,
-        running_service(tmp_path, database_url, settings(receiver.url), environ=ENVIRON) as service,
-    ):
+    async with served(tmp_path, database_url) as (receiver, service):
         created = await service.client.post(
             "/graphql",
             json={"query": 'mutation { createOrder(input: {customer: "Ada", total: "12.5", status: SHIPPED_OUT}) '
@@ -64,10 +61,7 @@ async def test_writes_through_graphql_rest_and_sql_are_captured_as_rest_rows(tmp
 
 
 async def test_no_change_and_rolled_back_writes_leave_no_event(tmp_path, database_url):
-    async with (
-        running_receiver() as receiver,
-        running_service(tmp_path, database_url, settings(receiver.url), environ=ENVIRON),
-    ):
+    async with served(tmp_path, database_url) as (receiver, _):
         sql(database_url, "insert into app_public.orders (customer) values ('Ada')")
         sql(database_url, "update app_public.orders set customer = customer")  # nothing changes
         sql(database_url, "update app_public.orders set secret_note = 'only an omitted column changes'")
@@ -92,10 +86,7 @@ async def test_no_change_and_rolled_back_writes_leave_no_event(tmp_path, databas
 
 
 async def test_a_thousand_row_insert_is_one_trigger_run(tmp_path, database_url):
-    async with (
-        running_receiver() as receiver,
-        running_service(tmp_path, database_url, settings(receiver.url), environ=ENVIRON),
-    ):
+    async with served(tmp_path, database_url) as (receiver, _):
         with psycopg.connect(database_url) as conn:
             conn.execute("set track_functions = 'pl'")
             conn.execute("insert into app_public.orders (customer) select 'c' || n from generate_series(1, 1000) n")
@@ -142,10 +133,7 @@ async def test_a_reload_puts_back_a_trigger_dropped_by_hand(tmp_path, database_u
     present = (
         "select count(*) from pg_trigger where tgname = 'svc_events_insert' and tgrelid = 'app_public.orders'::regclass"
     )
-    async with (
-        running_receiver() as receiver,
-        running_service(tmp_path, database_url, settings(receiver.url), environ=ENVIRON) as service,
-    ):
+    async with served(tmp_path, database_url) as (receiver, service):
         sql(database_url, "drop trigger svc_events_insert on app_public.orders")
         sql(database_url, "notify svc_reload")
         with trio.fail_after(10):

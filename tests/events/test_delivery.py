@@ -11,7 +11,7 @@ import pytest
 import trio
 
 from svc.actors._dispatcher import retry_gap
-from tests.events.support import ENVIRON, outbox, settings, sql, until
+from tests.events.support import ENVIRON, outbox, served, settings, sql, until
 from tests.support.receiver import CLOSE, HANG, running_receiver
 from tests.support.service import running_service
 
@@ -44,10 +44,7 @@ def test_retry_gaps_are_full_jitter_under_a_doubling_cap():
 
 
 async def test_a_failing_receiver_gets_the_same_id_until_it_accepts(tmp_path, database_url):
-    async with (
-        running_receiver(failing(2)) as receiver,
-        running_service(tmp_path, database_url, settings(receiver.url), environ=ENVIRON),
-    ):
+    async with served(tmp_path, database_url, failing(2)) as (receiver, _):
         sql(database_url, "insert into app_public.orders (customer) values ('Ada')")
         await receiver.wait_for(lambda received: len(received) == 3)
         (event,) = outbox(database_url)
@@ -62,10 +59,7 @@ async def test_a_failing_receiver_gets_the_same_id_until_it_accepts(tmp_path, da
 
 async def test_an_always_failing_receiver_ends_dead_and_redrive_delivers_again(tmp_path, database_url):
     answers = {"status": 503}
-    async with (
-        running_receiver(lambda _: answers["status"]) as receiver,
-        running_service(tmp_path, database_url, settings(receiver.url), environ=ENVIRON),
-    ):
+    async with served(tmp_path, database_url, lambda _: answers["status"]) as (receiver, _):
         sql(database_url, "insert into app_public.orders (customer) values ('Ada')")
         await until(lambda: outbox(database_url)[0]["state"] == "dead")
         assert len(receiver.received) == 3
@@ -102,10 +96,7 @@ async def test_an_unreachable_receiver_is_retry_not_sent(tmp_path, database_url)
 
 async def test_410_gone_stops_the_target_until_it_is_resumed(tmp_path, database_url):
     answers = {"status": 410}
-    async with (
-        running_receiver(lambda _: answers["status"]) as receiver,
-        running_service(tmp_path, database_url, settings(receiver.url), environ=ENVIRON),
-    ):
+    async with served(tmp_path, database_url, lambda _: answers["status"]) as (receiver, _):
         sql(database_url, "insert into app_public.orders (customer) values ('Ada')")
         await until(lambda: outbox(database_url)[0]["state"] == "dead")
         assert sql(database_url, "select target, url from svc_events.stopped_targets") == [("default", receiver.url)]
@@ -121,10 +112,7 @@ async def test_410_gone_stops_the_target_until_it_is_resumed(tmp_path, database_
 
 
 async def test_one_off_events_come_from_sql_in_the_caller_s_transaction(tmp_path, database_url):
-    async with (
-        running_receiver() as receiver,
-        running_service(tmp_path, database_url, settings(receiver.url), environ=ENVIRON),
-    ):
+    async with served(tmp_path, database_url) as (receiver, _):
         with psycopg.connect(database_url) as conn:
             conn.execute("select svc_events.schedule('default', now(), '{\"lost\": true}')")
             conn.rollback()
