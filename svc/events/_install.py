@@ -1,8 +1,9 @@
 """Putting the capture DDL in place (`events.install: auto`) or checking a DBA did (`manual`).
 
 An install runs in one transaction under an advisory lock, so instances starting together install once and the
-others find it done; when `svc_events.installed` already holds this DDL's digest it changes nothing (no trigger is
-replaced, no table locked). A check says what is missing instead of changing anything.
+others find it done; when `svc_events.installed` already holds this DDL's digest and every trigger it makes is
+there, it changes nothing (no trigger is replaced, no table locked). A check says what is missing instead of
+changing anything.
 """
 
 import logging
