@@ -165,7 +165,7 @@ def derive(catalog: Catalog, config: Config) -> tuple[Model, GraphqlSchema]:
         raise SnapshotError([f"database.schemas: schema {name!r} does not exist in the database" for name in missing])
     try:
         model = build_model(catalog, config)
-        return model, build_graphql_schema(model)
+        return model, build_graphql_schema(model, subscriptions=config.subscriptions.enabled)
     except ModelError as exc:
         raise SnapshotError(exc.problems) from exc
     except SchemaBuildError as exc:
@@ -184,7 +184,7 @@ async def build_snapshot(executor: Executor, config: Config) -> Snapshot:
     connecting = catalog.current_user
     if config.rbac.enabled:
         roles = dict.fromkeys([*_configured_roles(config), connecting])
-        apis = {role: _api(*_pruned(model, catalog, role), config) for role in roles}
+        apis = {role: _api(*_pruned(model, catalog, role, config), config) for role in roles}
     else:
         apis = {connecting: whole}
     return Snapshot(
@@ -199,11 +199,11 @@ async def build_snapshot(executor: Executor, config: Config) -> Snapshot:
     )
 
 
-def _pruned(model: Model, catalog: Catalog, role: str) -> tuple[Model, GraphqlSchema]:
+def _pruned(model: Model, catalog: Catalog, role: str, config: Config) -> tuple[Model, GraphqlSchema]:
     """SPEC rule 3: with `rbac.enabled` the APIs are pruned to what the role may access (its grants)."""
     try:
         pruned = prune_model(model, catalog, role)
-        return pruned, build_graphql_schema(pruned)
+        return pruned, build_graphql_schema(pruned, subscriptions=config.subscriptions.enabled)
     except ModelError as exc:
         raise SnapshotError(exc.problems) from exc
     except SchemaBuildError as exc:

@@ -98,7 +98,13 @@ class Transaction:
     async def fetch_raw(self, statement: str, params: Mapping[str, Any]) -> tuple[bytes | None, ...]:
         """The one row of a compiled statement, its text columns as raw bytes (prepared: its text is its shape)."""
         self._counter.sent += 1
-        return await _fetch_raw(self.connection, _tagged(statement, self._comment), params)
+        (row,) = await _fetch_rows(self.connection, _tagged(statement, self._comment), params, one=True)
+        return row
+
+    async def fetch_rows(self, statement: str, params: Mapping[str, Any]) -> list[tuple[bytes | None, ...]]:
+        """Every row of a compiled statement, text columns as raw bytes."""
+        self._counter.sent += 1
+        return await _fetch_rows(self.connection, _tagged(statement, self._comment), params)
 
 
 def sql_comment(tags: Mapping[LiteralString, str]) -> sql.Composable:
@@ -136,14 +142,39 @@ class Executor:
         A read is one statement and needs no explicit transaction: without a session it runs on its own in one
         round trip; with a role or settings it runs in a read-only transaction that sets them first.
         """
+        (row,) = await self._rows(statement, params, tags=tags, session=session, one=True)
+        return row
+
+    async def fetch_rows(
+        self,
+        statement: str,
+        params: Mapping[str, Any],
+        *,
+        tags: Mapping[LiteralString, str] | None = None,
+        session: Session | None = None,
+    ) -> list[tuple[bytes | None, ...]]:
+        """One compiled read statement answering many rows (a batch of live queries); as `fetch`."""
+        return await self._rows(statement, params, tags=tags, session=session, one=False)
+
+    async def _rows(
+        self,
+        statement: str,
+        params: Mapping[str, Any],
+        *,
+        tags: Mapping[LiteralString, str] | None,
+        session: Session | None,
+        one: bool,
+    ) -> list[tuple[bytes | None, ...]]:
         if session is not None and (session.role or session.settings):
-            return await self.run(lambda tx: tx.fetch_raw(statement, params), tags=tags, session=session, readonly=True)
+            return await self.run(
+                lambda tx: tx.fetch_rows(statement, params), tags=tags, session=session, readonly=True
+            )
         text = statement + _comment_text(tuple(sorted(tags.items()))) if self._sql_comments and tags else statement
 
-        async def once() -> tuple[bytes | None, ...]:
+        async def once() -> list[tuple[bytes | None, ...]]:
             async with self.pool.connection() as conn:
                 self.counter.sent += 1
-                return await _fetch_raw(conn, text, params)
+                return await _fetch_rows(conn, text, params, one=one)
 
         return await self._retrying(once)
 
@@ -211,7 +242,10 @@ def _tagged(statement: str, comment: sql.Composable | None) -> str:
     return statement if comment is None else statement + comment.as_string(None)
 
 
-async def _fetch_raw(conn: Connection, statement: str, params: Mapping[str, Any]) -> tuple[bytes | None, ...]:
+async def _fetch_rows(
+    conn: Connection, statement: str, params: Mapping[str, Any], *, one: bool = False
+) -> list[tuple[bytes | None, ...]]:
+    """The rows of a compiled statement (`one`: its first row only, which a read always has)."""
     cursor = conn.cursor()
     cursor.adapters.register_loader("text", RawText)
     cursor.adapters.register_loader("json", RawText)
@@ -220,9 +254,11 @@ async def _fetch_raw(conn: Connection, statement: str, params: Mapping[str, Any]
     # The one text psycopg's LiteralString guard cannot follow: the compiler composed it from psycopg.sql pieces and
     # rendered it once per shape (`Composable.as_string`), so the shape cache keeps text, not pieces.
     await cursor.execute(statement, params, prepare=prepare)  # pyright: ignore[reportArgumentType, reportCallIssue]
-    row = await cursor.fetchone()
-    assert row is not None
-    return tuple(row)
+    if one:
+        row = await cursor.fetchone()
+        assert row is not None
+        return [tuple(row)]
+    return [tuple(row) for row in await cursor.fetchall()]
 
 
 async def _commit(conn: Connection) -> None:

@@ -1,6 +1,6 @@
 """The GraphQL front end (layer 7): the schema built from the model, the planner, and request execution."""
 
-from ._endpoint import GraphqlEndpoint, GraphqlRequest, GraphqlResponse, Settings
+from ._endpoint import GraphqlEndpoint, GraphqlRequest, GraphqlResponse, LiveQuery, Settings
 from ._mutation_planner import MutationPlanner
 from ._query_planner import QueryPlanner
 from ._schema_builder import GraphqlSchema, SchemaBuildError, build_graphql_schema
@@ -11,6 +11,7 @@ __all__ = [
     "GraphqlRequest",
     "GraphqlResponse",
     "GraphqlSchema",
+    "LiveQuery",
     "MutationPlanner",
     "QueryPlanner",
     "SchemaBuildError",

@@ -12,7 +12,7 @@ rest kept), HALT (no data); the older NO_PROPAGATE and ABORT mean NULL and HALT.
 import enum
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -28,7 +28,7 @@ from graphql.execution.values import VariableValues, get_variable_values
 
 from svc.errors import Code, SvcError
 from svc.pipeline import Context, MutationFailed, Pipeline, Session, Statements
-from svc.plan import LimitExceeded
+from svc.plan import LimitExceeded, Params, ReadPlan, check_read
 
 from ._document_parser import DocumentParser
 from ._mutation_planner import MutationPlanner
@@ -73,6 +73,37 @@ class GraphqlRequest:
 class GraphqlResponse:
     status: int
     body: bytes
+    #: The response's errors (also in `body`), for transports that send them on their own (graphql-transport-ws).
+    errors: tuple[Mapping[str, Any], ...] = ()
+
+
+@attrs.frozen(eq=False)
+class LiveQuery:
+    """A subscription operation planned on one snapshot API (SPEC "Subscriptions"): its read plan and values, which
+    live queries of the same shape and session share a statement by, and how a result is written."""
+
+    plan: ReadPlan
+    params: Params
+    statements: Statements
+    context: Context
+    keys: tuple[str, ...]
+    #: The values as a hashable key: live queries of one batch with equal values are read once.
+    values_key: Hashable
+
+    def body(self, texts: Sequence[bytes | None]) -> bytes:
+        """The execution result of one read's texts (the root fields' JSON, never decoded)."""
+        by_key = dict(zip((root.key for root in self.plan.roots), texts, strict=True))
+        return b'{"data":' + _data(self.keys, by_key, {}) + b"}"
+
+    @property
+    def values(self) -> tuple[Any, ...]:
+        return tuple(self.params.values)
+
+    def failure(self, error: SvcError) -> GraphqlResponse:
+        """The execution result of a read that failed: `data` null and the error."""
+        answer = _Answer(self.context.request_id)
+        answer.add(error, [self.keys[0]] if len(self.keys) == 1 else None)
+        return answer.response(None)
 
 
 @attrs.frozen
@@ -122,7 +153,32 @@ class GraphqlEndpoint:
         if texts is None:
             return answer.response(None)
         introspected = self._introspection(document, operation, request, planned, answer)
-        return answer.response(_data(planned, texts, introspected))
+        return answer.response(_data(planned.keys, texts, introspected))
+
+    def live(self, request: GraphqlRequest, request_id: str) -> LiveQuery | GraphqlResponse | None:
+        """A subscription planned like a query (same planner, limits checked before any SQL), not yet read; the
+        refusal when it cannot run; None when the operation is a query or a mutation (`execute` answers those)."""
+        answer = _Answer(request_id)
+        try:
+            operation, document = self._operation(request)
+            if operation.operation is not OperationType.SUBSCRIPTION:
+                return None
+            planned = self.planner.plan(operation, _fragments(document), self._variables(operation, request))
+            check_read(planned.plan, planned.params.values, self.statements.limits)
+        except FieldError as error:
+            return answer.failed(error, error.path)
+        except LimitExceeded as error:
+            return answer.failed(error, [error.root] if error.root else None)
+        except SvcError as error:
+            return answer.failed(error)
+        return LiveQuery(
+            planned.plan,
+            planned.params,
+            self.statements,
+            _context(operation, request, request_id),
+            planned.keys,
+            _hashable(planned.params.values),
+        )
 
     async def _mutate(
         self,
@@ -277,13 +333,13 @@ class _Answer:
             parts.append(b'"errors":' + json.dumps(self.errors, separators=(",", ":"), ensure_ascii=False).encode())
         parts.append(b'"data":' + (data if data is not None else b"null"))
         status = 200 if data is not None else (self.first_status or 200)
-        return GraphqlResponse(status, b"{" + b",".join(parts) + b"}")
+        return GraphqlResponse(status, b"{" + b",".join(parts) + b"}", tuple(self.errors))
 
 
-def _data(planned: PlannedQuery, texts: Mapping[str, bytes | None], introspected: Mapping[str, bytes]) -> bytes:
+def _data(keys: Sequence[str], texts: Mapping[str, bytes | None], introspected: Mapping[str, bytes]) -> bytes:
     """`{"key": <JSON text>, ...}` in the operation's order, written around the texts, never decoding them."""
     members = []
-    for key in planned.keys:
+    for key in keys:
         value = introspected.get(key) if key in introspected else texts.get(key)
         members.append(json.dumps(key).encode() + b":" + (value if value is not None else b"null"))
     return b"{" + b",".join(members) + b"}"
@@ -307,4 +363,15 @@ def _not_a_query(operation: OperationDefinitionNode, request: GraphqlRequest) ->
     kind = operation.operation.value
     if request.method == "GET":
         return SvcError(Code.METHOD_NOT_ALLOWED, f"a {kind} cannot be sent with GET; use POST")
-    return SvcError(Code.BAD_USER_INPUT, f"{kind} operations are not served yet")
+    return SvcError(
+        Code.BAD_USER_INPUT,
+        "a subscription is served over WebSocket (graphql-transport-ws), server-sent events (/graphql/stream) or "
+        "multipart HTTP (Accept: multipart/mixed;subscriptionSpec=1.0), not as a plain POST",
+    )
+
+
+def _hashable(value: Any) -> Hashable:
+    """A value as a key: lists as tuples (values of `in` filters are lists)."""
+    if isinstance(value, list | tuple):
+        return tuple(_hashable(item) for item in value)  # pyright: ignore[reportUnknownVariableType]
+    return value

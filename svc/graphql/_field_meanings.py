@@ -182,11 +182,14 @@ class MissingMeaning(Exception):
 
 
 def attach_meanings(schema: GraphQLSchema, model: Model) -> None:
-    """Puts each field's meaning in its definition's `extensions` under `MEANING`: the root meanings on Query and
-    Mutation, `FieldMeaning` on entity types, `ConnectionField`, `EdgeField` and `PageMember` on connections, edges
-    and `PageInfo`, `PayloadField` on payloads. Raises MissingMeaning for a field of these types without one."""
+    """Puts each field's meaning in its definition's `extensions` under `MEANING`: the root meanings on Query (and
+    Subscription, its mirror) and Mutation, `FieldMeaning` on entity types, `ConnectionField`, `EdgeField` and
+    `PageMember` on connections, edges and `PageInfo`, `PayloadField` on payloads. Raises MissingMeaning for a field
+    of these types without one."""
     if schema.query_type is not None:
         _attach(schema.query_type, query_roots(model))
+    if schema.subscription_type is not None:
+        _attach(schema.subscription_type, query_roots(model))  # the same fields, live
     if schema.mutation_type is not None:
         _attach(schema.mutation_type, mutation_roots(model))
     _attach(_object_type(schema, "PageInfo"), _PAGE_INFO)

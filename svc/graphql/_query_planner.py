@@ -17,6 +17,7 @@ from graphql import (
     GraphQLObjectType,
     GraphQLSchema,
     OperationDefinitionNode,
+    OperationType,
     get_named_type,
 )
 from graphql.execution.values import VariableValues, get_argument_values
@@ -146,7 +147,9 @@ class QueryPlanner:
         variables: VariableValues,
     ) -> PlannedQuery:
         run = self.run(fragments, variables)
-        query_type = self.schema.query_type
+        # A subscription is planned as a query is: its root fields are the Query fields, live.
+        live = operation.operation is OperationType.SUBSCRIPTION
+        query_type = self.schema.subscription_type if live else self.schema.query_type
         assert query_type is not None
         collected = run.collector.fields(query_type.name, [operation.selection_set])
         roots: list[RootField] = []

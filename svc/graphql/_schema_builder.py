@@ -25,8 +25,9 @@ class GraphqlSchema:
     sdl: str
 
 
-def build_graphql_schema(model: Model) -> GraphqlSchema:
-    document = parse(write_sdl(model), no_location=True)
+def build_graphql_schema(model: Model, *, subscriptions: bool = False) -> GraphqlSchema:
+    """The schema of the model; with `subscriptions`, a Subscription type mirroring Query."""
+    document = parse(write_sdl(model, subscriptions=subscriptions), no_location=True)
     schema = build_ast_schema(document)
     errors = validate_schema(schema)
     if errors:

@@ -137,14 +137,16 @@ class _Out:
             self.lines.append(_description(text, indent))
 
 
-def write_sdl(model: Model) -> str:
-    """The whole SDL of the model (types in a stable order: service types, database types, entities, roots)."""
-    return _Writer(model).write()
+def write_sdl(model: Model, *, subscriptions: bool = False) -> str:
+    """The whole SDL of the model (types in a stable order: service types, database types, entities, roots); with
+    `subscriptions`, a Subscription type whose fields are the Query fields (SPEC "Federation and subscriptions")."""
+    return _Writer(model, subscriptions=subscriptions).write()
 
 
 class _Writer:
-    def __init__(self, model: Model) -> None:
+    def __init__(self, model: Model, *, subscriptions: bool = False) -> None:
         self.model = model
+        self.subscriptions = subscriptions
         self.out = _Out()
         self.entities = {entity.ref: entity for entity in model.entities}
 
@@ -155,6 +157,8 @@ class _Writer:
             self._entity(entity)
         self._query()
         self._mutation()
+        if self.subscriptions:
+            self._subscription()
         self._nested_inputs()
         self._to_many_filters()
         prelude = self._prelude()
@@ -583,6 +587,16 @@ class _Writer:
                 assert root.entity is not None
                 self._entity_root(name, root.kind, root.entity, root.lookup)
         out.add("}\n")
+
+    def _subscription(self) -> None:
+        """Live queries: the Query fields again, each re-read every `subscriptions.interval` and sent when its
+        result changes."""
+        query = self.out.lines.index("type Query {")
+        end = self.out.lines.index("}\n", query)
+        self.out.add('"""Live queries: each field is a Query field whose result is sent again whenever it changes."""')
+        self.out.add("type Subscription {")
+        self.out.lines += self.out.lines[query + 1 : end]
+        self.out.add("}\n")
 
     def _entity_root(self, name: str, kind: RootKind, entity: Entity, lookup: Lookup | None) -> None:
         names, deprecated = entity.names, _deprecated(entity)

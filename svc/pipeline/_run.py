@@ -2,6 +2,8 @@
 against the limits, compiled (once per shape), executed, and its database failures typed.
 
 - `read`: a read plan as ONE statement; the database's JSON texts come back as bytes, never decoded.
+- `read_batch`: one read plan for many sets of its values (live queries of one shape) as ONE statement, one row of
+  texts per set.
 - `read_each`: each root field of a read plan alone, in one repeatable-read, read-only transaction (SPEC "Partial
   results"), each under a savepoint so a failing field leaves the others their answer.
 - `write`: a mutation plan (SPEC "Mutations"): root fields in order, each its write statements then its payload read
@@ -17,12 +19,13 @@ executor's job).
 """
 
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, LiteralString, TypeVar
 
 import attrs
 import psycopg
 from psycopg import sql
+from psycopg.adapt import PyFormat, Transformer
 
 from svc.db import RETRYABLE_SQLSTATES, Executor, Session, Transaction
 from svc.errors import Code, SvcError
@@ -65,6 +68,26 @@ class Pipeline:
             )
         except psycopg.Error as exc:
             raise answer_error(exc, statements.errors, context.request_id) from exc
+
+    async def read_batch(
+        self, statements: Statements, plan: ReadPlan, sets: Sequence[Sequence[Any]], context: Context
+    ) -> list[tuple[bytes | None, ...]]:
+        """The JSON texts of the plan's root fields for each set of its values, in order, from ONE statement (SPEC
+        "Subscriptions": live queries of one compiled shape and the same session are read together). Each set was
+        checked against the limits when its live query was planned."""
+        if not sets:
+            return []
+        width = len(sets[0])
+        compiled = statements.batch(plan, width)
+        dump = _TextDumps()
+        named = {f"b{index}": [dump(values[index]) for values in sets] for index in range(width)}
+        try:
+            rows = await self.executor.fetch_rows(compiled.statement, named, tags=context.tags, session=context.session)
+        except psycopg.Error as exc:
+            raise answer_error(exc, statements.errors, context.request_id) from exc
+        if width == 0:  # no values: every set reads the same
+            return [rows[0][1:]] * len(sets)
+        return [row[1:] for row in rows]
 
     async def read_each(
         self, statements: Statements, plan: ReadPlan, params: Params, context: Context
@@ -224,6 +247,22 @@ async def _in_savepoint(tx: Transaction, work: Callable[[Transaction], Awaitable
         raise
     await tx.execute("release savepoint svc_mutation", prepare=False)
     return result
+
+
+class _TextDumps:
+    """Values in PostgreSQL's text form, as a batch passes them (each cast back to its type in the statement)."""
+
+    def __init__(self) -> None:
+        self._transformer = Transformer()
+
+    def __call__(self, value: Any) -> str | None:
+        if value is None:
+            return None
+        if isinstance(value, bytes):
+            return "\\x" + value.hex()  # bytea's hex form; psycopg dumps bytes unescaped without a connection
+        dumped = self._transformer.get_dumper(value, PyFormat.TEXT).dump(value)
+        assert dumped is not None  # None only for None, answered above
+        return bytes(dumped).decode()
 
 
 def _named(values: list[Any] | tuple[Any, ...]) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import functools
 from svc.config import ErrorsConfig, LimitsConfig
 from svc.model import EntityRef, Model
 from svc.plan import ReadPlan, Table
-from svc.sql import CompiledRead, CompiledWrite, WriteTree, compile_read, compile_write
+from svc.sql import CompiledRead, CompiledWrite, WriteTree, compile_batch, compile_read, compile_write
 
 #: Compiled statements kept per snapshot (least recently used out), reads and writes each.
 STATEMENT_CACHE_SIZE = 1000
@@ -26,12 +26,17 @@ class Statements:
         self.limits = limits
         self.errors = errors
         self._reads = functools.lru_cache(maxsize=size)(compile_read)
+        self._batches = functools.lru_cache(maxsize=size)(compile_batch)
         self._writes = functools.lru_cache(maxsize=size)(
             functools.partial(compile_write, returned=returned_columns(model))
         )
 
     def read(self, plan: ReadPlan) -> CompiledRead:
         return self._reads(plan)
+
+    def batch(self, plan: ReadPlan, params: int) -> CompiledRead:
+        """The read of `plan` for many sets of its `params` values at once (live queries of one shape)."""
+        return self._batches(plan, params)
 
     def write(self, write: WriteTree, *, rows: bool, global_ids: str | None) -> CompiledWrite:
         """A write tree's statements (a tree is its shape: its values are left out of its equality), answering the

@@ -2,7 +2,7 @@
 effects allows, each with its parameter names. Pure: it never touches the database and cannot fail on user input
 (the planner has refused bad input already)."""
 
-from ._read import LATERAL_LIMIT, CompiledRead, compile_read
+from ._read import LATERAL_LIMIT, CompiledRead, compile_batch, compile_read
 from ._values import row_object
 from ._write import CompiledWrite, compile_write
 from ._write_base import Check, CheckKind
@@ -17,6 +17,7 @@ __all__ = [
     "CompiledWrite",
     "WriteStatement",
     "WriteTree",
+    "compile_batch",
     "compile_read",
     "compile_write",
     "resolve",

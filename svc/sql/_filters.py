@@ -130,9 +130,22 @@ class TypeName(sql.Composable):
         return self._name.encode(connection.info.encoding if connection is not None else "utf-8")
 
 
+class Value(sql.Composable):
+    """A plan value's placeholder, `%(p3)s`: named, so a value used twice (a filter and its count) binds once. A
+    batch of reads (`compile_batch`) finds these pieces and reads each value from its set's column instead."""
+
+    def __init__(self, index: int) -> None:
+        super().__init__(index)
+        self.index = index
+        self._placeholder = sql.Placeholder(f"p{index}")
+
+    def as_bytes(self, context: AdaptContext | None = None) -> bytes:
+        return self._placeholder.as_bytes(context)
+
+
 def param(value: Param) -> sql.Composable:
-    """`%(p3)s::integer`: named, so a parameter used twice (a filter and its count) binds once."""
-    return sql.SQL("{}::{}").format(sql.Placeholder(f"p{value.index}"), TypeName(value.sql_type))
+    """`%(p3)s::integer`."""
+    return sql.SQL("{}::{}").format(Value(value.index), TypeName(value.sql_type))
 
 
 def qualified(table: Table) -> sql.Composable:

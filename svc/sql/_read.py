@@ -49,7 +49,7 @@ from svc.plan import (
     Table,
 )
 
-from ._filters import Expressions, RowSide, TypeName, link_condition, param, qualified
+from ._filters import Expressions, RowSide, TypeName, Value, link_condition, param, qualified
 from ._values import global_id, json_object, mapped
 
 #: Relations of a row read by lateral joins; the rest are scalar subqueries (SPEC "Operations": beyond eight).
@@ -73,9 +73,46 @@ def compile_read(plan: ReadPlan) -> CompiledRead:
         assert read is not None and read.kind is ReadKind.PAGE
         statement = compiler.split_page(read)
         return CompiledRead(statement.as_string(None), tuple(output.key for output in read.page_outputs))
-    columns = [sql.SQL("({})::text").format(compiler.root(root)) for root in plan.roots]
-    statement = sql.SQL("select {}").format(sql.SQL(", ").join(columns))
+    return CompiledRead(_roots(compiler, plan).as_string(None), tuple(root.key for root in plan.roots))
+
+
+def compile_batch(plan: ReadPlan, params: int) -> CompiledRead:
+    """The read of `plan` for many sets of its values in ONE statement (live queries sharing a shape, SPEC
+    "Subscriptions"): parameter `bN` holds the N-th value of every set, in the values' text form, as a `text[]`; the
+    sets are unnested side by side, numbered, and the read is joined laterally once per set, its placeholders now
+    the set's columns (cast to their types as before, from text). One row per set, in order: the set's number, then
+    the read's columns."""
+    read = _roots(_Compiler(), plan)
+    if params == 0:
+        return CompiledRead(
+            sql.SQL("select 1::bigint, svc_read.* from ({}) svc_read").format(read).as_string(None),
+            tuple(root.key for root in plan.roots),
+        )
+    names = [sql.Identifier(f"p{index}") for index in range(params)]
+    arrays = [sql.SQL("{}::text[]").format(sql.Placeholder(f"b{index}")) for index in range(params)]
+    statement = sql.SQL(
+        "select svc_set.svc_ordinal, svc_read.* from unnest({arrays}) with ordinality svc_set({names}, svc_ordinal)"
+        " cross join lateral ({read}) svc_read order by svc_set.svc_ordinal"
+    ).format(
+        arrays=sql.SQL(", ").join(arrays),
+        names=sql.SQL(", ").join(names),
+        read=_from_set(read),
+    )
     return CompiledRead(statement.as_string(None), tuple(root.key for root in plan.roots))
+
+
+def _roots(compiler: "_Compiler", plan: ReadPlan) -> sql.Composed:
+    columns = [sql.SQL("({})::text").format(compiler.root(root)) for root in plan.roots]
+    return sql.SQL("select {}").format(sql.SQL(", ").join(columns))
+
+
+def _from_set(node: sql.Composable) -> sql.Composable:
+    """`node` with each value's placeholder `%(pN)s` replaced by the column `svc_set.pN`."""
+    if isinstance(node, Value):
+        return sql.Identifier("svc_set", f"p{node.index}")
+    if isinstance(node, sql.Composed):
+        return sql.Composed([_from_set(part) for part in node])
+    return node
 
 
 def filter_expressions() -> Expressions:
