@@ -41,6 +41,7 @@ class Code(enum.Enum):
     PATCH_FAILED = (422, "Patch Failed")
     TOO_MANY_GROUPS = (422, "Too Many Groups")
     RATE_LIMITED = (429, "Too Many Requests")
+    TOO_MANY_SUBSCRIPTIONS = (429, "Too Many Subscriptions")
     CUSTOM = (400, "Application Error")  # raised by SQL with SQLSTATE PTxxx, or named by `errors.map`
     INTERNAL_SERVER_ERROR = (500, "Internal Server Error")
     DATABASE_UNAVAILABLE = (503, "Database Unavailable")

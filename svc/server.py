@@ -20,12 +20,21 @@ import hypercorn.config
 import hypercorn.trio
 import trio
 
-from svc.actors import BucketSweeper, Dispatcher, Fatal, Reloader, SchemaWatcher, export_snapshot, supervise
+from svc.actors import (
+    BucketSweeper,
+    Dispatcher,
+    Fatal,
+    Poller,
+    Reloader,
+    SchemaWatcher,
+    export_snapshot,
+    supervise,
+)
 from svc.auth import Authenticator
 from svc.config import Config, ConfigError, LoadedConfig, load_config
 from svc.db import ConnectionSettings, Executor, open_pool
 from svc.events import prepare_capture
-from svc.http import App, GraphqlRoutes, OpenapiRoutes, Probes, RestRoutes, Route, UiRoutes
+from svc.http import App, GraphqlRoutes, GraphqlSocket, Live, OpenapiRoutes, Probes, RestRoutes, Route, UiRoutes
 from svc.pipeline import Pipeline
 from svc.snapshot import Snapshot, SnapshotHolder, build_snapshot
 from svc.version import VERSION
@@ -73,16 +82,27 @@ async def serve(
         )
         await _first_snapshot(reloader)
         pipeline = Pipeline(executor)
-        probes = Probes(pool=pool, holder=holder, version=VERSION, started=started, counter=executor.counter)
+        poller = _poller(config, pipeline, holder, shutdown)
+        live = Live(config, pipeline, poller) if poller is not None else None
+        probes = Probes(
+            pool=pool,
+            holder=holder,
+            version=VERSION,
+            started=started,
+            counter=executor.counter,
+            subscriptions=poller.stats if poller is not None else None,
+        )
         service_routes = [
             *probes.routes(),
-            *GraphqlRoutes(config, pipeline).routes(),
+            *GraphqlRoutes(config, pipeline, live).routes(),
             *RestRoutes(config, pipeline).routes(),
             *OpenapiRoutes(config).routes(),
             *UiRoutes(config).routes(),
         ]
         authenticator = Authenticator(config.auth, loaded.secrets.jwt_secret)
         app = App(config, holder, [*service_routes, *routes], authenticator=authenticator)
+        if live is not None and config.graphql.enabled:
+            app.add_socket("/graphql", GraphqlSocket(config, live, holder, authenticator, app.limit).serve)
         async with trio.open_nursery() as nursery:
             await nursery.start(_handle_signals, shutdown, reloader, nursery.cancel_scope)
             await nursery.start(supervise, "reloader", reloader.run)
@@ -99,6 +119,8 @@ async def serve(
                 await nursery.start(supervise, "rate limiter", BucketSweeper(app.rate_limiter.sweep).run)
             if dispatcher is not None:
                 await nursery.start(supervise, "event dispatcher", dispatcher.run)
+            if poller is not None:
+                await nursery.start(supervise, "subscription poller", poller.run)
             drained = [dispatcher.stopped] if dispatcher else []
             serving = partial(_serve_http, app, _hypercorn_config(config), shutdown, drained, nursery.cancel_scope)
             binds = await nursery.start(serving)
@@ -132,6 +154,23 @@ def _dispatcher(loaded: LoadedConfig, conninfo: str, executor: Executor, shutdow
         executor=executor,
         config=loaded.config,
         secrets=loaded.secrets.webhook_secrets,
+        stopping=shutdown,
+    )
+
+
+def _poller(config: Config, pipeline: Pipeline, holder: SnapshotHolder, shutdown: trio.Event) -> Poller | None:
+    """The subscription poller, when subscriptions are on."""
+    subscriptions = config.subscriptions
+    if not subscriptions.enabled:
+        return None
+    return Poller(
+        pipeline=pipeline,
+        holder=holder,
+        interval=subscriptions.interval.seconds,
+        max_active=subscriptions.max_active,
+        max_per_client=subscriptions.max_per_client,
+        # Groups read at once: half the pool, so requests keep connections while a round runs.
+        concurrency=max(1, config.database.pool_size // 2),
         stopping=shutdown,
     )
 

@@ -1,6 +1,7 @@
 """Supervised long-lived tasks (layer 9): the supervisor and the actors it runs."""
 
 from ._dispatcher import Dispatcher
+from ._poller import Poller, Result, Stats, Subscription
 from ._reloader import Reloader
 from ._supervisor import Fatal, backoff, supervise
 from ._sweeper import BucketSweeper
@@ -10,8 +11,12 @@ __all__ = [
     "BucketSweeper",
     "Dispatcher",
     "Fatal",
+    "Poller",
     "Reloader",
+    "Result",
     "SchemaWatcher",
+    "Stats",
+    "Subscription",
     "backoff",
     "export_snapshot",
     "supervise",

@@ -252,8 +252,23 @@ class EventsConfig:
 
 @attrs.frozen
 class SubscriptionsConfig:
-    enabled: bool = setting(False, doc="Serve live-query subscriptions.")
+    enabled: bool = setting(False, doc="Serve live-query subscriptions (a Subscription type mirroring Query).")
     interval: Duration = setting(Duration.parse("1s"), doc="How often live queries are re-run.")
+    max_active: int = setting(
+        10000, doc="Live subscriptions per instance; one more is refused with TOO_MANY_SUBSCRIPTIONS."
+    )
+    max_per_client: int = setting(
+        100,
+        doc="Live subscriptions per client (counted as rate limits count clients: the token's key claim, else the "
+        "address); one more is refused with TOO_MANY_SUBSCRIPTIONS.",
+    )
+    init_timeout: Duration = setting(
+        Duration.parse("3s"), doc="How long a WebSocket may wait before connection_init (then closed with 4408)."
+    )
+    keepalive: Duration = setting(
+        Duration.parse("5s"),
+        doc="Heartbeat of idle event streams and multipart responses (a comment, an empty part), so proxies keep them.",
+    )
 
 
 # --- auth, rbac --------------------------------------------------------------------------------------------------

@@ -2,18 +2,22 @@
 
 from ._app import App
 from ._graphql import GraphqlRoutes
+from ._live import Live
 from ._messages import Request, Response
 from ._openapi import OpenapiRoutes
 from ._probes import Probes
 from ._problem import PROBLEM_JSON, problem
 from ._rest import RestRoutes
 from ._routing import Route
+from ._socket import GraphqlSocket
 from ._ui import UiRoutes
 
 __all__ = [
     "PROBLEM_JSON",
     "App",
     "GraphqlRoutes",
+    "GraphqlSocket",
+    "Live",
     "OpenapiRoutes",
     "Probes",
     "Request",

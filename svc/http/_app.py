@@ -12,9 +12,11 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import quote
+
+import trio
 
 from svc.auth import Authenticator, Unauthenticated
 from svc.config import Config
@@ -23,15 +25,17 @@ from svc.snapshot import SnapshotHolder
 from svc.telemetry import request_id_var
 
 from ._cors import CorsPolicy
-from ._messages import Receive, Request, Response
+from ._messages import Receive, Request, Response, Stream
 from ._problem import internal_error, problem
-from ._ratelimit import RateLimiter
+from ._ratelimit import Decision, RateLimiter
 from ._routing import Route, Router
 from ._security import SecurityHeaders
 
 log = logging.getLogger("svc.http")
 
 Send = Any  # the ASGI send callable
+#: Serves one WebSocket connection: (the upgrade request, the subprotocols offered, receive, send).
+SocketHandler = Callable[[Request, list[str], Receive, Send], Awaitable[None]]
 
 #: An incoming request id is echoed when it is short printable ASCII; anything else is replaced by a new one.
 _REQUEST_ID = re.compile(r"^[\x21-\x7e]{1,200}$")
@@ -53,6 +57,7 @@ class App:
         rate_limit = config.limits.rate_limit
         #: The buckets of API routes (None when `limits.rate_limit.enabled` is off); the server runs their sweeper.
         self.rate_limiter = RateLimiter(rate_limit) if rate_limit.enabled else None
+        self._sockets: dict[str, SocketHandler] = {}
 
     async def __call__(self, scope: Mapping[str, Any], receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -60,7 +65,40 @@ class App:
         elif scope["type"] == "lifespan":
             await _lifespan(receive, send)
         elif scope["type"] == "websocket":
-            await send({"type": "websocket.close", "code": 1008})  # no WebSocket routes are served yet
+            await self._websocket(scope, receive, send)
+
+    def add_socket(self, path: str, handler: SocketHandler) -> None:
+        """Serve WebSocket connections at `path` (subscriptions); other paths refuse the upgrade."""
+        self._sockets[path] = handler
+
+    def limit(self, request: Request) -> SvcError | None:
+        """Rate limiting of one more request of this client sent over a WebSocket: None, or the refusal."""
+        decision = self.rate_limiter.check(request) if self.rate_limiter is not None else None
+        return None if decision is None or decision.allowed else _rate_limited(decision)
+
+    async def _websocket(self, scope: Mapping[str, Any], receive: Receive, send: Send) -> None:
+        handler = self._sockets.get(scope["path"])
+        if handler is None:
+            await send({"type": "websocket.close", "code": 1008})  # refused before the upgrade: HTTP 403
+            return
+        headers = _headers(scope)
+        incoming = headers.get("x-request-id")
+        request = Request(
+            method="GET",
+            path=scope["path"],
+            raw_path=_raw_path(scope),
+            query_string=scope.get("query_string", b""),
+            headers=headers,
+            request_id=incoming if incoming and _REQUEST_ID.match(incoming) else str(uuid.uuid4()),
+            snapshot=self._holder.current,
+            client=scope.get("client"),
+            receive=receive,
+        )
+        try:
+            await handler(request, list(scope.get("subprotocols") or ()), receive, send)
+        except Exception as exc:
+            log.error("unhandled error on the WebSocket at %s", request.path, exc_info=exc)
+            await send({"type": "websocket.close", "code": 4500, "reason": "Internal server error"})
 
     async def _http(self, scope: Mapping[str, Any], receive: Receive, send: Send) -> None:
         started = time.perf_counter()
@@ -138,11 +176,7 @@ class App:
         request.response_headers.extend(decision.headers())
         if decision.allowed:
             return None
-        seconds = decision.retry_after_seconds
-        error = SvcError(
-            Code.RATE_LIMITED, f"too many requests; retry in {seconds} s", extensions={"retryAfter": seconds}
-        )
-        return route.render_error(error, request)
+        return route.render_error(_rate_limited(decision), request)
 
     async def _send(
         self,
@@ -157,7 +191,7 @@ class App:
         headers: list[tuple[str, str]] = [("X-Request-Id", request.request_id)]
         if response.content_type is not None:
             headers.append(("Content-Type", response.content_type))
-        if response.status not in (204, 304):
+        if response.status not in (204, 304) and response.stream is None:
             headers.append(("Content-Length", str(len(response.body))))
         headers += response.headers
         headers += request.response_headers
@@ -177,8 +211,37 @@ class App:
                 "headers": [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers],
             }
         )
+        if response.stream is not None and request.method != "HEAD":
+            await _stream(send, request.receive, response.stream)
+            return
         body = b"" if request.method == "HEAD" else response.body
         await send({"type": "http.response.body", "body": body})
+
+
+async def _stream(send: Send, receive: Receive, stream: Stream) -> None:
+    """A streamed body, chunk by chunk, ended when the stream returns or stopped when the client goes away."""
+    gone = trio.Event()
+
+    async def write(chunk: bytes) -> None:
+        await send({"type": "http.response.body", "body": chunk, "more_body": True})
+
+    async def until_gone(scope: trio.CancelScope) -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass  # what the handler left of the request's body; then the client going away
+        gone.set()
+        scope.cancel()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(until_gone, nursery.cancel_scope)
+        await stream(write)
+        nursery.cancel_scope.cancel()
+    if not gone.is_set():
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def _rate_limited(decision: Decision) -> SvcError:
+    seconds = decision.retry_after_seconds
+    return SvcError(Code.RATE_LIMITED, f"too many requests; retry in {seconds} s", extensions={"retryAfter": seconds})
 
 
 def _raw_path(scope: Mapping[str, Any]) -> str:

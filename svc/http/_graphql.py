@@ -2,7 +2,10 @@
 
 POST takes a JSON body `{query, operationName, variables, extensions, onError}` (at most
 `limits.request_body_bytes`); GET takes the same as URL parameters (`variables` and `extensions` as JSON), and only
-queries: a mutation over GET is 405. The SDL (`graphql.sdl_path`) is served as text when `graphql.sdl` is on.
+queries: a mutation over GET is 405. With `subscriptions.enabled`, a POST asking for
+`multipart/mixed;subscriptionSpec=1.0` streams a subscription's results, and `/graphql/stream` serves GraphQL over
+server-sent events (`_streams.py`; the WebSocket transport is `_socket.py`). The SDL (`graphql.sdl_path`) is
+served as text when `graphql.sdl` is on.
 """
 
 from collections.abc import Mapping
@@ -15,18 +18,27 @@ from svc.graphql import GraphqlRequest
 from svc.pipeline import Pipeline
 from svc.plan import parse_json
 
+from ._live import Live
 from ._messages import Request, Response
 from ._problem import graphql_error
 from ._routing import Route
+from ._streams import Streams, wants_multipart
 
 _JSON_TYPES = ("application/json", "application/graphql-response+json", "application/graphql+json")
 _MEMBERS = ("query", "operationName", "variables", "extensions", "onError", "documentId")
 
 
+#: GraphQL over server-sent events (SPEC leaves subscription paths open).
+STREAM_PATH = "/graphql/stream"
+
+
 class GraphqlRoutes:
-    def __init__(self, config: Config, pipeline: Pipeline) -> None:
+    def __init__(self, config: Config, pipeline: Pipeline, live: Live | None = None) -> None:
         self._config = config
         self._pipeline = pipeline
+        #: Subscriptions' transports (None: `subscriptions.enabled` is off).
+        self._live = live
+        self._streams = Streams(config, live) if live is not None else None
 
     def routes(self) -> list[Route]:
         graphql = self._config.graphql
@@ -35,17 +47,39 @@ class GraphqlRoutes:
             routes.append(
                 Route("/graphql", frozenset({"GET", "POST"}), self.graphql, api=True, render_error=graphql_error)
             )
+            if self._streams is not None:
+                routes.append(
+                    Route(STREAM_PATH, frozenset({"GET", "POST"}), self.stream, api=True, render_error=graphql_error)
+                )
         if graphql.sdl:
             routes.append(Route(graphql.sdl_path, frozenset({"GET"}), self.sdl, identify=True))
         return routes
 
     async def graphql(self, request: Request) -> Response:
         assert request.snapshot is not None
+        graphql_request = await self._request(request)
+        if self._streams is not None and request.method == "POST" and wants_multipart(request):
+            assert self._live is not None
+            opened = await self._live.open(request.snapshot, request, graphql_request, request.request_id)
+            return await self._streams.multipart(request, opened)
+        api = request.snapshot.api(request.role)
+        answer = await api.endpoint.execute(graphql_request, self._pipeline, request.request_id)
+        headers = [("Allow", "POST")] if answer.status == 405 else []
+        return Response(answer.status, answer.body, "application/json", headers)
+
+    async def stream(self, request: Request) -> Response:
+        """GraphQL over server-sent events (distinct connections mode): any operation, its results as events."""
+        assert request.snapshot is not None and self._live is not None and self._streams is not None
+        graphql_request = await self._request(request)
+        opened = await self._live.open(request.snapshot, request, graphql_request, request.request_id)
+        return await self._streams.event_stream(request, opened)
+
+    async def _request(self, request: Request) -> GraphqlRequest:
         members = await (self._body(request) if request.method == "POST" else self._query(request))
         unknown = sorted(set(members) - set(_MEMBERS))
         if unknown:
             raise SvcError(Code.BAD_USER_INPUT, f"unknown request member(s): {', '.join(unknown)}")
-        graphql_request = GraphqlRequest(
+        return GraphqlRequest(
             query=_string(members.get("query"), "query"),
             operation_name=_string(members.get("operationName"), "operationName"),
             variables=_object(members.get("variables"), "variables"),
@@ -54,10 +88,6 @@ class GraphqlRoutes:
             method="GET" if request.method in ("GET", "HEAD") else "POST",
             session=request.session(),
         )
-        api = request.snapshot.api(request.role)
-        answer = await api.endpoint.execute(graphql_request, self._pipeline, request.request_id)
-        headers = [("Allow", "POST")] if answer.status == 405 else []
-        return Response(answer.status, answer.body, "application/json", headers)
 
     async def sdl(self, request: Request) -> Response:
         """The SDL, served without a token; with `rbac.enabled`, as the role the request runs as sees the schema (the

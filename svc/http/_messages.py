@@ -85,12 +85,24 @@ def _too_large(limit: int, actual: int | None) -> SvcError:
     return SvcError(Code.PAYLOAD_TOO_LARGE, f"the request body exceeds {limit} bytes", extensions=extensions)
 
 
+#: Writes a streamed response's body: called with a function sending one chunk; the response ends when it returns.
+Stream = Callable[[Callable[[bytes], Awaitable[None]]], Awaitable[None]]
+
+
 @attrs.frozen
 class Response:
     status: int
     body: bytes = b""
     content_type: str | None = None
     headers: Sequence[tuple[str, str]] = ()
+    #: A body sent as it is written (subscriptions), instead of `body`; cancelled when the client goes away.
+    stream: Stream | None = None
+
+    @classmethod
+    def streaming(
+        cls, stream: Stream, content_type: str, headers: Sequence[tuple[str, str]] = (), status: int = 200
+    ) -> "Response":
+        return cls(status, b"", content_type, headers, stream)
 
     @classmethod
     def json(cls, value: Any, status: int = 200, *, headers: Sequence[tuple[str, str]] = ()) -> "Response":

@@ -4,7 +4,8 @@
 `{"status":"ok","database":"connected"}`, else 503 `{"status":"error","database":"unreachable"}`. It also needs a
 schema snapshot to be served (the database may be back before the first one is built). `/health` combines the
 database state, the snapshot's generation and age, the pool's counts, the statements sent for requests, the version
-and the uptime.
+and the uptime; with subscriptions on, the poller's counts (live subscriptions, rounds, results sent, the last round's
+statements and the latest rounds' durations).
 """
 
 import time
@@ -13,6 +14,7 @@ from datetime import UTC, datetime
 import psycopg
 import trio
 
+from svc.actors import Stats
 from svc.db import Pool, StatementCounter
 from svc.snapshot import SnapshotHolder
 
@@ -25,8 +27,16 @@ READY_TIMEOUT = 1.5
 
 class Probes:
     def __init__(
-        self, *, pool: Pool, holder: SnapshotHolder, version: str, started: float, counter: StatementCounter
+        self,
+        *,
+        pool: Pool,
+        holder: SnapshotHolder,
+        version: str,
+        started: float,
+        counter: StatementCounter,
+        subscriptions: Stats | None = None,
     ) -> None:
+        self._subscriptions = subscriptions
         self._pool = pool
         self._counter = counter
         self._holder = holder
@@ -74,6 +84,8 @@ class Probes:
             "pool": {"size": stats.size, "idle": stats.idle, "used": stats.used, "pending": stats.pending},
             "statements": self._counter.sent,
         }
+        if self._subscriptions is not None:
+            body["subscriptions"] = self._subscriptions.report()
         return Response.json(body, 200 if ok else 503)
 
     async def _database_answers(self) -> bool:

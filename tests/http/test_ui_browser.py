@@ -68,3 +68,14 @@ async def test_scalar_lists_the_operations_of_the_document_with_nothing_but_the_
         assert text in report["text"], text
     assert_only_the_service_was_contacted(report, service.url)
     assert "/openapi.json" in {urlsplit(url).path for url in report["requests"]}
+
+
+async def test_graphiql_subscribes_over_graphql_ws_from_the_browser(tmp_path, database_url):
+    settings = {"subscriptions": {"enabled": True, "interval": "200ms"}}
+    async with running_service(tmp_path, database_url, settings, mode="dev") as service:
+        report = await browse("graphiql", f"{service.url}/graphiql", "subscription { authors { name } }", '"Grace"')
+    assert json.loads(report["text"].replace("\xa0", " ")) == {
+        "data": {"authors": [{"name": "Ada"}, {"name": "Grace"}]}
+    }
+    assert_only_the_service_was_contacted(report, service.url)
+    assert [urlsplit(url).path for url in report["websockets"]] == ["/graphql"]

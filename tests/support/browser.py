@@ -101,6 +101,9 @@ def run_graphiql(page: Any, url: str, query: str, expected: str, *, report: dict
     page.keyboard.press("Control+A")
     page.keyboard.press("Delete")
     page.keyboard.insert_text(query)  # as pasted: no key events, so no auto-closed brackets
+    # GraphiQL parses the editor's text after a short debounce, and its fetcher picks the transport from that parse
+    # (a subscription goes over the WebSocket): running at once could send the new text with the old parse.
+    page.wait_for_timeout(1000)
     page.get_by_role("button", name="Execute query (Ctrl-Enter)").click()
     result = page.locator(".graphiql-response")
     try:

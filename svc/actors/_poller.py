@@ -1,0 +1,363 @@
+"""The subscription poller: owns the live subscriptions of this instance and re-reads them every
+`subscriptions.interval`, sending a result only when it changed (SPEC "Subscriptions").
+
+- Transports ask to `open` a planned live query and to close it over the actor's memory channel; the actor keeps
+  the registry and the per-instance and per-client limits (`TOO_MANY_SUBSCRIPTIONS` past either).
+- Opening reads the first result at once, in the opener's task, exactly as a query would be read: a subscriber
+  has its data without waiting for a round, and a live query whose first read fails is refused like a query.
+- A round groups the subscriptions by compiled shape, snapshot API and session (role and claims: different claims
+  never share a statement) and reads each group with ONE statement, its subscribers' values passed side by side
+  (`Pipeline.read_batch`); subscribers with equal values share a row. Each result is hashed; only a changed one is
+  sent. Rounds never overlap: the next starts an interval after the last one started, or at once when it ran late.
+- A failing group does not touch the others. When its statement fails because of what some subscriber's values
+  read, each distinct set of values is read alone, so only the subscribers whose read fails get the error (as a
+  result with `data: null`; they stay subscribed and get data again once it reads). When the database is
+  unavailable, subscribers wait: nothing is sent until it answers, then whatever changed meanwhile is.
+- After a schema reload each subscription is planned again on the new snapshot; one that no longer validates ends
+  with its errors.
+- A subscriber that does not keep up (its few queued results unread) is sent its latest result when it catches up,
+  never a backlog.
+
+Counts for the metrics `svc_subscription_active`, `svc_subscription_round_duration_seconds` and
+`svc_subscription_results_total` are kept in `stats` (and shown by `/health`) until the telemetry module exports
+them.
+"""
+
+import hashlib
+import itertools
+import logging
+import math
+from collections import deque
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+import attrs
+import trio
+
+from svc.errors import Code, SvcError
+from svc.graphql import GraphqlRequest, GraphqlResponse, LiveQuery
+from svc.pipeline import Pipeline
+from svc.snapshot import Snapshot, SnapshotHolder
+
+log = logging.getLogger("svc.subscriptions")
+
+#: Results queued for a subscriber that has not read them yet; past it, it is sent its latest one when it catches up.
+QUEUED_RESULTS = 4
+#: Round durations kept for the percentiles `/health` reports.
+ROUND_HISTORY = 1000
+
+
+@attrs.frozen
+class Result:
+    """One execution result to send (JSON bytes); `final`: the subscription ends after it (its errors)."""
+
+    body: bytes
+    final: bool = False
+
+
+@attrs.define
+class Stats:
+    """What the subscription metrics will export: live subscriptions, rounds and their durations, results sent."""
+
+    active: int = 0
+    rounds: int = 0
+    results: int = 0
+    #: Statements the last round sent (one per group).
+    statements: int = 0
+    #: The latest rounds' durations in seconds.
+    durations: deque[float] = attrs.field(factory=lambda: deque[float](maxlen=ROUND_HISTORY))
+
+    def report(self) -> dict[str, Any]:
+        """The counts, and the latest rounds' durations (p50, p99, last) in milliseconds."""
+        ordered = sorted(self.durations)
+
+        def ms(seconds: float) -> float:
+            return round(seconds * 1000, 2)
+
+        def percentile(share: float) -> float | None:
+            return ms(ordered[max(0, math.ceil(share * len(ordered)) - 1)]) if ordered else None
+
+        return {
+            "active": self.active,
+            "rounds": self.rounds,
+            "results": self.results,
+            "lastRoundStatements": self.statements,
+            "roundMs": {
+                "p50": percentile(0.5),
+                "p99": percentile(0.99),
+                "last": ms(self.durations[-1]) if self.durations else None,
+            },
+        }
+
+
+class Subscription:
+    """One live query of one subscriber: the transport reads `results` until it closes; `close()` ends it."""
+
+    _ids = itertools.count(1)
+
+    def __init__(
+        self, poller: "Poller", request: GraphqlRequest, role: str | None, live: LiveQuery, client: Hashable
+    ) -> None:
+        self.id = next(self._ids)
+        self.request = request
+        self.role = role
+        self.live = live
+        self.client = client
+        self.generation = 0
+        self.digest: bytes | None = None
+        self._poller = poller
+        self._send, self.results = trio.open_memory_channel[Result](QUEUED_RESULTS)
+
+    def deliver(self, body: bytes) -> bool:
+        """Queue `body` when it differs from the last result sent; whether it was sent."""
+        digest = hashlib.blake2b(body, digest_size=16).digest()
+        if digest == self.digest:
+            return False
+        try:
+            self._send.send_nowait(Result(body))
+        except trio.WouldBlock:
+            self.digest = None  # not sent: the next round sends whatever is latest then
+            return False
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            return False
+        self.digest = digest
+        return True
+
+    def end(self, body: bytes | None) -> None:
+        """The last result (errors), if any, then the end of `results`."""
+        if body is not None:
+            try:
+                self._send.send_nowait(Result(body, final=True))
+            except (trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
+        self._send.close()
+
+    def close(self) -> None:
+        """The subscriber is gone or done: leave the registry (safe in a `finally`, even when cancelled)."""
+        self._poller.remove(self)
+
+
+@attrs.frozen
+class _Open:
+    subscription: Subscription
+    reply: trio.MemorySendChannel[SvcError | None]
+
+
+@attrs.frozen
+class _Close:
+    subscription: Subscription
+
+
+class Poller:
+    """The subscription poller actor (supervised; its registry outlives a restart of its tasks)."""
+
+    def __init__(
+        self,
+        *,
+        pipeline: Pipeline,
+        holder: SnapshotHolder,
+        interval: float,
+        max_active: int,
+        max_per_client: int,
+        concurrency: int,
+        stopping: trio.Event | None = None,
+    ) -> None:
+        self.pipeline = pipeline
+        self.holder = holder
+        self.interval = interval
+        self.max_active = max_active
+        self.max_per_client = max_per_client
+        self.stats = Stats()
+        self._registry: dict[int, Subscription] = {}
+        self._per_client: dict[Hashable, int] = {}
+        self._commands, self._inbox = trio.open_memory_channel[_Open | _Close](math.inf)
+        self._limiter = trio.CapacityLimiter(max(1, concurrency))
+        self._unavailable = False
+        #: Set when the service shuts down: every subscription ends (its transport completes it) and none opens.
+        self.stopping = stopping if stopping is not None else trio.Event()
+
+    # --- the transports' side ------------------------------------------------------------------------------------
+
+    async def open(
+        self, request: GraphqlRequest, role: str | None, live: LiveQuery, client: Hashable
+    ) -> Subscription | GraphqlResponse:
+        """A registered subscription with its first result queued, or the refusal: the limits, or a first read
+        that failed (answered as the query would be)."""
+        subscription = Subscription(self, request, role, live, client)
+        try:
+            texts = await self.pipeline.read(live.statements, live.plan, live.params, live.context)
+        except SvcError as error:
+            return live.failure(error)
+        snapshot = self.holder.current
+        subscription.generation = snapshot.generation if snapshot is not None else 0
+        reply, answer = trio.open_memory_channel[SvcError | None](1)
+        self._commands.send_nowait(_Open(subscription, reply))
+        refused = await answer.receive()
+        if refused is not None:
+            return live.failure(refused)
+        subscription.deliver(live.body(texts))
+        return subscription
+
+    def remove(self, subscription: Subscription) -> None:
+        self._commands.send_nowait(_Close(subscription))
+
+    # --- the actor ----------------------------------------------------------------------------------------------
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._serve_commands)
+            nursery.start_soon(self._end_all_when_stopping)
+            task_status.started()
+            while True:
+                started = trio.current_time()
+                if self._registry:
+                    await self._round()
+                await trio.sleep_until(started + self.interval)
+
+    async def _serve_commands(self) -> None:
+        async for command in self._inbox:
+            if isinstance(command, _Open):
+                command.reply.send_nowait(self._add(command.subscription))
+            else:
+                self._drop(command.subscription)
+
+    async def _end_all_when_stopping(self) -> None:
+        await self.stopping.wait()
+        for subscription in list(self._registry.values()):
+            self._end(subscription, None)
+
+    def _add(self, subscription: Subscription) -> SvcError | None:
+        client = subscription.client
+        if self.stopping.is_set():
+            return SvcError(Code.DATABASE_UNAVAILABLE, "the service is shutting down")
+        if len(self._registry) >= self.max_active:
+            return SvcError(
+                Code.TOO_MANY_SUBSCRIPTIONS,
+                f"this instance serves its most live subscriptions ({self.max_active}, subscriptions.max_active)",
+            )
+        if self._per_client.get(client, 0) >= self.max_per_client:
+            return SvcError(
+                Code.TOO_MANY_SUBSCRIPTIONS,
+                f"this client has its most live subscriptions ({self.max_per_client}, subscriptions.max_per_client)",
+            )
+        self._registry[subscription.id] = subscription
+        self._per_client[client] = self._per_client.get(client, 0) + 1
+        self.stats.active = len(self._registry)
+        return None
+
+    def _drop(self, subscription: Subscription) -> None:
+        if self._registry.pop(subscription.id, None) is None:
+            return
+        left = self._per_client[subscription.client] - 1
+        if left:
+            self._per_client[subscription.client] = left
+        else:
+            del self._per_client[subscription.client]
+        self.stats.active = len(self._registry)
+
+    def _end(self, subscription: Subscription, body: bytes | None) -> None:
+        subscription.end(body)
+        self._drop(subscription)
+
+    async def _round(self) -> None:
+        snapshot = self.holder.current
+        if snapshot is None:
+            return
+        started = trio.current_time()
+        groups: dict[Hashable, list[Subscription]] = {}
+        for subscription in list(self._registry.values()):
+            if subscription.generation != snapshot.generation and not self._replan(subscription, snapshot):
+                continue
+            groups.setdefault(_group(subscription.live), []).append(subscription)
+        sent = self.stats.results
+        async with trio.open_nursery() as nursery:
+            for members in groups.values():
+                nursery.start_soon(self._isolated, members)
+        self.stats.rounds += 1
+        self.stats.statements = len(groups)
+        self.stats.durations.append(trio.current_time() - started)
+        log.debug("round: %d groups, %d results sent", len(groups), self.stats.results - sent)
+
+    def _replan(self, subscription: Subscription, snapshot: Snapshot) -> bool:
+        """Plan a subscription again on a new snapshot; False when it ended (it no longer validates)."""
+        endpoint = snapshot.api(subscription.role).endpoint
+        planned = endpoint.live(subscription.request, subscription.live.context.request_id)
+        if not isinstance(planned, LiveQuery):  # refused now (None: the operation is no longer a subscription)
+            self._end(subscription, planned.body if planned is not None else None)
+            return False
+        subscription.live = planned
+        subscription.generation = snapshot.generation
+        return True
+
+    async def _isolated(self, members: Sequence[Subscription]) -> None:
+        """A group's read; whatever goes wrong in it (a bug) stays in it: its subscribers get the error."""
+        try:
+            await self._read_group(members)
+        except Exception as exc:
+            log.exception("a group of %d live queries failed", len(members))
+            error = SvcError(Code.INTERNAL_SERVER_ERROR, f"the live query could not be read: {type(exc).__name__}")
+            for member in members:
+                self._send(member, member.live.failure(error).body)
+
+    async def _read_group(self, members: Sequence[Subscription]) -> None:
+        """One statement for the group; subscribers with equal values share its row."""
+        live = members[0].live
+        rows: dict[Hashable, int] = {}
+        sets: list[tuple[Any, ...]] = []
+        for member in members:
+            if member.live.values_key not in rows:
+                rows[member.live.values_key] = len(sets)
+                sets.append(member.live.values)
+        try:
+            async with self._limiter:
+                texts = await self.pipeline.read_batch(live.statements, live.plan, sets, live.context)
+        except SvcError as error:
+            await self._failed(members, rows, sets, error)
+            return
+        self._recovered()
+        for member in members:
+            self._send(member, member.live.body(texts[rows[member.live.values_key]]))
+
+    async def _failed(
+        self, members: Sequence[Subscription], rows: dict[Hashable, int], sets: list[tuple[Any, ...]], error: SvcError
+    ) -> None:
+        """A group's statement failed: wait for the database, or find whose values fail by reading each alone."""
+        if error.code is Code.DATABASE_UNAVAILABLE:
+            if not self._unavailable:
+                log.warning("live queries wait for the database: %s", error.message)
+                self._unavailable = True
+            return
+        if len(sets) == 1 or error.code is Code.STATEMENT_TIMEOUT:
+            for member in members:
+                self._send(member, member.live.failure(error).body)
+            return
+        live = members[0].live
+        answers: list[Sequence[bytes | None] | SvcError] = []
+        for values in sets:
+            try:
+                async with self._limiter:
+                    (texts,) = await self.pipeline.read_batch(live.statements, live.plan, [values], live.context)
+                answers.append(texts)
+            except SvcError as alone:
+                answers.append(alone)
+        for member in members:
+            answer = answers[rows[member.live.values_key]]
+            failed = isinstance(answer, SvcError)
+            self._send(member, member.live.failure(answer).body if failed else member.live.body(answer))
+
+    def _send(self, member: Subscription, body: bytes) -> None:
+        if member.id in self._registry and member.deliver(body):
+            self.stats.results += 1
+
+    def _recovered(self) -> None:
+        if self._unavailable:
+            log.info("live queries read again")
+            self._unavailable = False
+
+
+def _group(live: LiveQuery) -> Hashable:
+    """Live queries answered by one statement: the same snapshot API (its compiled statements), the same plan shape,
+    and the same session (role and settings: the claims)."""
+    session = live.context.session
+    claims = (session.role, tuple(sorted(session.settings.items()))) if session is not None else None
+    return (id(live.statements), live.plan, claims)
