@@ -13,30 +13,9 @@
 // fetch Response it finds no content-type header and hands the response back as "not multipart".
 import { meros } from "meros/browser";
 
-const args = JSON.parse(process.argv[2] ?? "{}");
+import { args, emit, finish, parsed, start } from "./output.mjs";
 
-let finished = false;
-
-function emit(obj) {
-  if (!finished) process.stdout.write(JSON.stringify(obj) + "\n");
-}
-
-// Exit only once stdout is drained, so the test sees every line written before the exit. The first outcome wins:
-// what fails while we stop (an aborted request, a closing socket) is not news and is not printed.
-function finish(code) {
-  if (finished) return;
-  finished = true;
-  process.stdout.write("", () => process.exit(code));
-}
-
-function fail(err) {
-  emit({ error: { message: err?.message ?? String(err), name: err?.name, cause: err?.cause?.message } });
-  finish(1);
-}
-
-process.on("uncaughtException", fail);
-process.on("unhandledRejection", fail);
-setTimeout(() => (emit({ error: { timeout: true } }), finish(2)), args.timeout_ms ?? 20000);
+const fail = start((err) => ({ message: err?.message ?? String(err), name: err?.name, cause: err?.cause?.message }));
 
 const controller = new AbortController();
 const take = args.take ?? null;
@@ -55,14 +34,7 @@ try {
   // meros hands back the Response itself when it is not a 2xx multipart body.
   const parts = await meros(response);
   if (parts === response) {
-    const text = await response.text();
-    let body;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = text;
-    }
-    emit({ status: response.status, body });
+    emit({ status: response.status, body: parsed(await response.text()) });
     finish(response.status < 400 ? 0 : 1);
   } else {
     emit({ status: response.status, contentType: response.headers.get("content-type") });
@@ -85,5 +57,5 @@ try {
     }
   }
 } catch (err) {
-  fail(err);
+  await fail(err);
 }

@@ -8,21 +8,7 @@
 // {"error": {"timeout": true}} (exit 2). After `take` results it aborts the request itself and exits 0.
 import { createClient } from "graphql-sse";
 
-const args = JSON.parse(process.argv[2] ?? "{}");
-
-let finished = false;
-
-function emit(obj) {
-  if (!finished) process.stdout.write(JSON.stringify(obj) + "\n");
-}
-
-// Exit only once stdout is drained, so the test sees every line written before the exit. The first outcome wins:
-// what fails while we stop (an aborted request, a closing socket) is not news and is not printed.
-function finish(code) {
-  if (finished) return;
-  finished = true;
-  process.stdout.write("", () => process.exit(code));
-}
+import { args, emit, finish, parsed, start } from "./output.mjs";
 
 // The client rejects with a NetworkError (carrying the Response when the server answered other than 2xx, whose body
 // the client never reads: we read it here, since that is where the server's errors are) or a plain Error.
@@ -31,24 +17,12 @@ async function describe(err) {
   const response = err?.response;
   if (response) {
     described.status = response.status;
-    const text = await response.text().catch(() => "");
-    try {
-      described.body = JSON.parse(text);
-    } catch {
-      described.body = text;
-    }
+    described.body = parsed(await response.text().catch(() => ""));
   }
   return described;
 }
 
-async function fail(err) {
-  emit({ error: await describe(err) });
-  finish(1);
-}
-
-process.on("uncaughtException", fail);
-process.on("unhandledRejection", fail);
-setTimeout(() => (emit({ error: { timeout: true } }), finish(2)), args.timeout_ms ?? 20000);
+const fail = start(describe);
 
 const client = createClient({
   url: args.url,

@@ -9,21 +9,7 @@
 import { createClient } from "graphql-ws";
 import WebSocket from "ws";
 
-const args = JSON.parse(process.argv[2] ?? "{}");
-
-let finished = false;
-
-function emit(obj) {
-  if (!finished) process.stdout.write(JSON.stringify(obj) + "\n");
-}
-
-// Exit only once stdout is drained, so the test sees every line written before the exit. The first outcome wins:
-// what fails while we stop (an aborted request, a closing socket) is not news and is not printed.
-function finish(code) {
-  if (finished) return;
-  finished = true;
-  process.stdout.write("", () => process.exit(code));
-}
+import { args, emit, finish, start } from "./output.mjs";
 
 // What the client rejects with: a CloseEvent, an array of GraphQL errors (an `error` message), or an Error/ErrorEvent.
 function describe(err) {
@@ -32,9 +18,7 @@ function describe(err) {
   return { message: err?.message ?? String(err), name: err?.name ?? err?.constructor?.name };
 }
 
-process.on("uncaughtException", (err) => (emit({ error: describe(err) }), finish(1)));
-process.on("unhandledRejection", (err) => (emit({ error: describe(err) }), finish(1)));
-setTimeout(() => (emit({ error: { timeout: true } }), finish(2)), args.timeout_ms ?? 20000);
+const fail = start(describe);
 
 let closed;
 const socketClosed = new Promise((resolve) => (closed = resolve));
@@ -74,6 +58,5 @@ try {
   }
   finish(0);
 } catch (err) {
-  emit({ error: describe(err) });
-  finish(1);
+  await fail(err);
 }
