@@ -30,6 +30,10 @@ bench *args: install
 bench-events *args: install
     {{venv}}/bin/python bench/events.py {{args}}
 
+# Benchmark subscriptions: the poller's round duration and cost for 1000 and 10000 live queries (bench/subscriptions.py).
+bench-subscriptions *args: install
+    {{venv}}/bin/python bench/subscriptions.py {{args}}
+
 # What CI runs on a clean clone.
 ci:
     bash .ci/run

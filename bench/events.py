@@ -32,6 +32,7 @@ from pathlib import Path
 import psycopg
 import trio
 import yaml
+from sections import markers, write_section  # bench/ is the script's directory, on the path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -43,7 +44,7 @@ ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 DB_NAME = "bench_events"
 DB_URL = f"postgresql://postgres@127.0.0.1:5432/{DB_NAME}"
 SECRET = "whsec_" + base64.b64encode(b"bench-events-secret-key").decode()
-BEGIN, END = "<!-- events -->", "<!-- /events -->"
+BEGIN, END = markers("events")
 
 SCHEMA = """
 create schema app_public;
@@ -170,17 +171,6 @@ def report(results: list[dict], args: argparse.Namespace) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write(path: Path, section: str) -> None:
-    """Replace the events section of `path` (or append it), leaving the rest as it is."""
-    text = path.read_text() if path.exists() else ""
-    if BEGIN in text and END in text:
-        before, rest = text.split(BEGIN, 1)
-        text = before + section.rstrip("\n") + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + ("\n\n" if text else "") + section
-    path.write_text(text)
-
-
 async def main(args: argparse.Namespace) -> None:
     results = []
     with tempfile.TemporaryDirectory(prefix="svc-bench-events-") as work:
@@ -190,7 +180,7 @@ async def main(args: argparse.Namespace) -> None:
             results.append(result)
     section = report(results, args)
     print(section)
-    write(args.out, section)
+    write_section(args.out, "events", section)
     print(f"wrote {args.out}")
 
 

@@ -42,6 +42,7 @@ from typing import Any
 
 import psycopg
 from psycopg import sql
+from sections import kept_sections
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
@@ -56,8 +57,6 @@ DB_URL = f"postgresql://{PG_USER}@{PG_HOST}:{PG_PORT}/{DB_NAME}"
 SVC_PORT, POSTGRAPHILE_PORT = 4810, 4811  # not 4000 nor 5433-5440: the test suite uses those
 
 TARGETS = ("svc", "postgraphile", "sql")
-#: Where bench/events.py's section of the report starts.
-EVENTS_BEGIN = "<!-- events -->"
 NOISY = 0.25  # cores of "other CPU" above which a cell is marked as disturbed
 LABELS = {"svc": "svc", "postgraphile": "PostGraphile 5.1.5", "sql": "raw SQL (pgbench)"}
 
@@ -876,10 +875,9 @@ def write_report(
         lines += ["## Warnings", "", *[f"- {w}" for w in warnings], ""]
     path.parent.mkdir(parents=True, exist_ok=True)
     text = "\n".join(lines).rstrip() + "\n"
-    previous = path.read_text() if path.exists() else ""
-    if EVENTS_BEGIN in previous:  # bench/events.py's section: kept until that script measures again
-        text += "\n" + EVENTS_BEGIN + previous.split(EVENTS_BEGIN, 1)[1]
-    path.write_text(text)
+    # The sections of bench/events.py and bench/subscriptions.py: kept until those scripts measure again.
+    kept = kept_sections(path.read_text() if path.exists() else "")
+    path.write_text(text + ("\n" + kept if kept else ""))
 
 
 # ---------------------------------------------------------------------------------------------------------------
