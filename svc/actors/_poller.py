@@ -102,6 +102,8 @@ class Subscription:
         self.request = request
         self.role = role
         self.live = live
+        #: Which statement answers it each round (computed when it is planned, not every round).
+        self.group = _group(live)
         self.client = client
         self.generation = 0
         self.digest: bytes | None = None
@@ -268,7 +270,7 @@ class Poller:
         for subscription in list(self._registry.values()):
             if subscription.generation != snapshot.generation and not self._replan(subscription, snapshot):
                 continue
-            groups.setdefault(_group(subscription.live), []).append(subscription)
+            groups.setdefault(subscription.group, []).append(subscription)
         sent = self.stats.results
         async with trio.open_nursery() as nursery:
             for members in groups.values():
@@ -286,6 +288,7 @@ class Poller:
             self._end(subscription, planned.body if planned is not None else None)
             return False
         subscription.live = planned
+        subscription.group = _group(planned)
         subscription.generation = snapshot.generation
         return True
 
@@ -303,11 +306,11 @@ class Poller:
         """One statement for the group; subscribers with equal values share its row."""
         live = members[0].live
         rows: dict[Hashable, int] = {}
-        sets: list[tuple[Any, ...]] = []
+        sets: list[Sequence[Any]] = []
         for member in members:
             if member.live.values_key not in rows:
                 rows[member.live.values_key] = len(sets)
-                sets.append(member.live.values)
+                sets.append(member.live.params.values)
         try:
             async with self._limiter:
                 texts = await self.pipeline.read_batch(live.statements, live.plan, sets, live.context)
@@ -319,7 +322,7 @@ class Poller:
             self._send(member, member.live.body(texts[rows[member.live.values_key]]))
 
     async def _failed(
-        self, members: Sequence[Subscription], rows: dict[Hashable, int], sets: list[tuple[Any, ...]], error: SvcError
+        self, members: Sequence[Subscription], rows: dict[Hashable, int], sets: list[Sequence[Any]], error: SvcError
     ) -> None:
         """A group's statement failed: wait for the database, or find whose values fail by reading each alone."""
         if error.code is Code.DATABASE_UNAVAILABLE:
@@ -356,8 +359,10 @@ class Poller:
 
 
 def _group(live: LiveQuery) -> Hashable:
-    """Live queries answered by one statement: the same snapshot API (its compiled statements), the same plan shape,
-    and the same session (role and settings: the claims)."""
+    """Live queries answered by one statement: the same snapshot API (its compiled statements), the same plan shape
+    (its batch statement's text: SQL depends only on the shape, and a string keeps its hash, where a plan tree would
+    be hashed and compared whole in every round), and the same session (role and settings: the claims)."""
     session = live.context.session
     claims = (session.role, tuple(sorted(session.settings.items()))) if session is not None else None
-    return (id(live.statements), live.plan, claims)
+    statement = live.statements.batch(live.plan, len(live.params.values)).statement
+    return (id(live.statements), statement, claims)

@@ -95,10 +95,6 @@ class LiveQuery:
         by_key = dict(zip((root.key for root in self.plan.roots), texts, strict=True))
         return b'{"data":' + _data(self.keys, by_key, {}) + b"}"
 
-    @property
-    def values(self) -> tuple[Any, ...]:
-        return tuple(self.params.values)
-
     def failure(self, error: SvcError) -> GraphqlResponse:
         """The execution result of a read that failed: `data` null and the error."""
         answer = _Answer(self.context.request_id)

@@ -6,6 +6,8 @@ code belongs to (`CustomerErrorCode`), which a problem document carries as `code
 error (SQLSTATE PTxxx, `errors.map`) sets the problem's `type` (SPEC "Custom SQL errors").
 """
 
+from typing import Any
+
 from svc.errors import Code, SvcError
 
 from ._messages import Request, Response
@@ -34,10 +36,13 @@ def problem(error: SvcError, request: Request, *, headers: tuple[tuple[str, str]
 def graphql_error(error: SvcError, request: Request, *, headers: tuple[tuple[str, str], ...] = ()) -> Response:
     """A request refused before GraphQL runs (authentication, rate limits): a GraphQL response with `data` absent
     (GraphQL over HTTP) and the error's status."""
-    extensions = {"code": error.code_name, "requestId": request.request_id, **error.extensions}
-    return Response.json(
-        {"errors": [{"message": error.message, "extensions": extensions}]}, error.status, headers=headers
-    )
+    return Response.json({"errors": [graphql_error_entry(error, request.request_id)]}, error.status, headers=headers)
+
+
+def graphql_error_entry(error: SvcError, request_id: str) -> dict[str, Any]:
+    """One GraphQL error of a typed error the edge answers itself (SPEC "Errors" -> GraphQL)."""
+    extensions = {"code": error.code_name, "requestId": request_id, **error.extensions}
+    return {"message": error.message, "extensions": extensions}
 
 
 def internal_error(request: Request, exc: BaseException, *, full_detail: bool) -> Response:

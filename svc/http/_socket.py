@@ -31,6 +31,7 @@ from svc.snapshot import SnapshotHolder
 
 from ._live import Live, Once
 from ._messages import Request
+from ._problem import graphql_error_entry
 
 log = logging.getLogger("svc.http")
 
@@ -191,7 +192,7 @@ class _Connection:
                 snapshot = self.socket._holder.current
                 if refused is not None or snapshot is None:
                     error = refused or _NO_SNAPSHOT
-                    await self._error(operation_id, [_error_entry(error, request_id)])
+                    await self._error(operation_id, [graphql_error_entry(error, request_id)])
                     return
                 opened = await self.socket._live.open(snapshot, self.request, graphql, request_id)
                 if isinstance(opened, Once):
@@ -256,10 +257,3 @@ def _graphql_request(payload: Mapping[str, Any], request: Request) -> GraphqlReq
     if not isinstance(variables, dict | None) or not isinstance(extensions, dict | None):
         raise ValueError("variables")
     return GraphqlRequest(query, name, variables, extensions, session=request.session())
-
-
-def _error_entry(error: SvcError, request_id: str) -> dict[str, Any]:
-    return {
-        "message": error.message,
-        "extensions": {"code": error.code_name, "requestId": request_id, **error.extensions},
-    }

@@ -25,6 +25,7 @@ from svc.errors import Code, SvcError
 
 from ._live import EXPIRED, Live, Once
 from ._messages import Request, Response
+from ._problem import graphql_error_entry
 
 Write = Callable[[bytes], Awaitable[None]]
 
@@ -64,7 +65,7 @@ class Streams:
 
             ended = await self._relay(opened, deadline, send, lambda: write(b":\n\n"))
             if ended is not None:
-                await write(_event("next", _errors_body(ended)))
+                await write(_event("next", _errors_body(ended, request.request_id)))
             await write(_event("complete", None))
 
         return Response.streaming(events, EVENT_STREAM, _STREAM_HEADERS)
@@ -81,7 +82,7 @@ class Streams:
 
             ended = await self._relay(opened, deadline, send, lambda: write(_PART + b"{}"))
             if ended is not None:
-                await write(_PART + b'{"payload":null,' + _errors_body(ended)[1:])
+                await write(_PART + b'{"payload":null,' + _errors_body(ended, request.request_id)[1:])
             await write(_END)
 
         return Response.streaming(parts, MULTIPART, _STREAM_HEADERS)
@@ -119,6 +120,5 @@ def _event(name: str, data: bytes | None) -> bytes:
     return b"event: " + name.encode() + b"\ndata:" + (b" " + data if data is not None else b"") + b"\n\n"
 
 
-def _errors_body(error: SvcError) -> bytes:
-    entry = {"message": error.message, "extensions": {"code": error.code_name, **error.extensions}}
-    return json.dumps({"errors": [entry]}, separators=(",", ":")).encode()
+def _errors_body(error: SvcError, request_id: str) -> bytes:
+    return json.dumps({"errors": [graphql_error_entry(error, request_id)]}, separators=(",", ":")).encode()
