@@ -7,10 +7,11 @@ Layer 2 (ARCHITECTURE.md). Nothing above this package touches a connection excep
 from ._connection import Connection
 from ._errors import RETRYABLE_SQLSTATES, map_database_error
 from ._executor import Executor, Session, StatementCounter, Transaction, sql_comment
-from ._pool import ConnectionSettings, Pool, PoolStats, open_pool
+from ._pool import TOO_MANY_GROUPS_STATE, ConnectionSettings, Pool, PoolStats, open_pool
 
 __all__ = [
     "RETRYABLE_SQLSTATES",
+    "TOO_MANY_GROUPS_STATE",
     "Connection",
     "ConnectionSettings",
     "Executor",

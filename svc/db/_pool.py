@@ -41,6 +41,17 @@ begin
   return (plan -> 0 -> 'Plan' ->> 'Plan Rows')::numeric::int;
 end $$"""
 
+#: `groupedAggregates` over `limits.groups` groups raise TOO_MANY_GROUPS from inside the statement, before their JSON
+#: is built (svc/sql/_aggregates.py), with this SQLSTATE and the limit and actual count as JSON in the detail.
+TOO_MANY_GROUPS_STATE = "SVCG1"
+TOO_MANY_GROUPS_FUNCTION = """\
+create function pg_temp.svc_too_many_groups(actual bigint, "limit" bigint) returns json language plpgsql
+volatile as $$
+begin
+  raise exception using errcode = 'SVCG1', message = format('%s groups, more than %s', actual, "limit"),
+    detail = json_build_object('limit', "limit", 'actual', actual)::text;
+end $$"""
+
 _SETUP_QUERY = """\
 select
   (select setting::bigint from pg_settings where name = 'statement_timeout'),
@@ -185,6 +196,7 @@ class Pool:
         statements: list[sql.Composable] = [
             sql.SQL("set plan_cache_mode = force_custom_plan"),
             sql.SQL(COUNT_ESTIMATE_FUNCTION),
+            sql.SQL(TOO_MANY_GROUPS_FUNCTION),
         ]
         if path:
             statements.append(sql.SQL("set search_path to {}").format(sql.SQL(", ").join(map(sql.Identifier, path))))

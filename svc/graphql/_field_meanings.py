@@ -16,7 +16,7 @@ import attrs
 from graphql import GraphQLField, GraphQLNamedType, GraphQLObjectType, GraphQLSchema
 
 from svc.model import Entity, Lookup, Model, Operation, RootFunction, TypeNames
-from svc.plan import PageMember, entity_fields
+from svc.plan import PageMember, entity_fields, member_fields, member_type_name, offered_members
 
 #: The key of a field's meaning in its definition's `extensions`.
 MEANING = "svc.meaning"
@@ -81,6 +81,15 @@ class ConnectionField(enum.Enum):
     EDGES = "edges"
     PAGE_INFO = "pageInfo"
     TOTAL_COUNT = "totalCount"
+    AGGREGATES = "aggregates"
+    GROUPED_AGGREGATES = "groupedAggregates"
+
+
+class GroupField(enum.Enum):
+    """A member of `<Type>Aggregates` or `<Type>AggregatesGroup` besides the aggregates (`AggregateMember`)."""
+
+    COUNT = "count"
+    KEYS = "keys"
 
 
 class EdgeField(enum.Enum):
@@ -198,6 +207,7 @@ def attach_meanings(schema: GraphQLSchema, model: Model) -> None:
         _attach(_object_type(schema, names.type), entity_fields(entity))
         _attach(_object_type(schema, names.connection), _CONNECTION)
         _attach(_object_type(schema, names.edge), _EDGE)
+        _attach_aggregates(schema, entity)
         payload = PayloadNames.of(names).meanings()
         for payload_name in (
             names.create_payload,
@@ -209,6 +219,20 @@ def attach_meanings(schema: GraphQLSchema, model: Model) -> None:
         ):
             if payload_name in schema.type_map:
                 _attach(_object_type(schema, payload_name), payload)
+
+
+def _attach_aggregates(schema: GraphQLSchema, entity: Entity) -> None:
+    """`GroupField` and `AggregateMember` on the aggregates objects, the model's `Field` on each member's object."""
+    names = entity.names
+    members = offered_members(entity)
+    meanings: dict[str, object] = {member.value: member for member in members}
+    meanings.update((field.value, field) for field in GroupField)
+    for type_name in (names.aggregates, names.aggregates_group):
+        if type_name in schema.type_map:
+            _attach(_object_type(schema, type_name), meanings)
+    for member in members:
+        fields = {field.name: field for field in member_fields(entity, member)}
+        _attach(_object_type(schema, member_type_name(names, member)), fields)
 
 
 def _attach(object_type: GraphQLObjectType, meanings: Mapping[str, object]) -> None:

@@ -37,6 +37,12 @@ from svc.model import (
     ValueType,
 )
 from svc.plan import (
+    Aggregate,
+    AggregateFunction,
+    AggregateMember,
+    AggregateOutput,
+    AggregatePlanner,
+    Aggregates,
     And,
     Arguments,
     ColumnOutput,
@@ -52,9 +58,12 @@ from svc.plan import (
     Filter,
     FunctionCall,
     GlobalIdOutput,
+    Grouping,
     Hierarchy,
     JsonRows,
     JunctionLink,
+    KeyForm,
+    KeyOptions,
     Link,
     NestedOutput,
     Operator,
@@ -75,6 +84,7 @@ from svc.plan import (
     bad_input,
     coerce,
     decode_global_id,
+    group_values,
     key_value,
     link_of,
     row_version,
@@ -83,7 +93,7 @@ from svc.plan import (
 )
 
 from ._field_collector import Collected, Collector
-from ._field_meanings import ConnectionField, EdgeField, RootKind, RootMeaning, meaning_of
+from ._field_meanings import MEANING, ConnectionField, EdgeField, GroupField, RootKind, RootMeaning, meaning_of
 
 #: Introspection root fields are answered by graphql-core, not by SQL.
 INTROSPECTION_FIELDS = frozenset({"__schema", "__type"})
@@ -182,6 +192,7 @@ class PlanRun:
         self.variables = variables
         self.params = Params()
         self.arguments = Arguments(planner.model, planner.index, planner.limits, self.params)
+        self.aggregates = AggregatePlanner(self.arguments)
 
     # --- roots -------------------------------------------------------------------------------------------------
 
@@ -292,7 +303,7 @@ class PlanRun:
     ) -> Read:
         """Rows of an entity shaped by the selections."""
         if kind is ReadKind.PAGE:
-            outputs, node_selections = self._page_outputs(entity, nodes, order)
+            outputs, node_selections = self._page_outputs(entity, nodes, order, place)
             shape = self._shape(entity, node_selections, place.at("nodes"))
         else:
             outputs = ()
@@ -312,7 +323,7 @@ class PlanRun:
     # --- connections -------------------------------------------------------------------------------------------
 
     def _page_outputs(
-        self, entity: Entity, nodes: list[FieldNode], order: Order | None
+        self, entity: Entity, nodes: list[FieldNode], order: Order | None, place: Place
     ) -> tuple[tuple[PageOutput, ...], Collected]:
         """The connection's members, and the node selections (from `nodes` and `edges.node`) merged."""
         connection = self.planner.object_type(entity.names.connection)
@@ -332,6 +343,9 @@ class PlanRun:
                 outputs.append(self._edges(key, entity, definition, fields, node_selections))
             elif member is ConnectionField.PAGE_INFO:
                 outputs.append(self._page_info(key, definition, fields))
+            elif member in (ConnectionField.AGGREGATES, ConnectionField.GROUPED_AGGREGATES):
+                grouped = member is ConnectionField.GROUPED_AGGREGATES
+                outputs.append(self._aggregates(key, entity, definition, fields, place.at(key), grouped=grouped))
             else:
                 outputs.append(self._total_count(key, definition, fields))
         return tuple(outputs), node_selections
@@ -374,6 +388,90 @@ class PlanRun:
             return PageOutput(key, PageMember.TOTAL_COUNT, count=CountMode.ESTIMATE)
         bound = self.params.add(int(exact_below), "bigint")
         return PageOutput(key, PageMember.TOTAL_COUNT, count=CountMode.EXACT_BELOW, exact_below=bound)
+
+    # --- aggregates (SPEC "Aggregates") --------------------------------------------------------------------------
+
+    def _aggregates(
+        self,
+        key: str,
+        entity: Entity,
+        definition: GraphQLField,
+        fields: list[FieldNode],
+        place: Place,
+        *,
+        grouped: bool,
+    ) -> PageOutput:
+        """`aggregates` or one `groupedAggregates`: over the connection's rows before paging (and its filter's)."""
+        arguments = get_argument_values(definition, fields[0], self.variables)
+        path = place.path
+        filter_ = self.arguments.filter(entity, arguments.get("filter"), [*path, "filter"])
+        outputs = self._aggregate_outputs(object_type_of(definition), fields, filter_, place)
+        grouping = None
+        if grouped:
+            values = group_values(entity)
+            options = KeyOptions(
+                arguments.get("timeZone"),
+                arguments.get("binWidth"),
+                arguments.get("binOrigin"),
+                (*path, "timeZone"),
+                (*path, "binWidth"),
+                (*path, "binOrigin"),
+            )
+            keys = self.aggregates.keys([values[name] for name in arguments["groupBy"]], options, [*path, "groupBy"])
+            having = self.aggregates.having(entity, arguments.get("having"), filter_, [*path, "having"])
+            fill_gaps = bool(arguments.get("fillGaps"))
+            if fill_gaps and (len(keys) != 1 or keys[0].form is KeyForm.VALUE):
+                raise bad_input("fillGaps needs groupBy to be one truncated or binned key", [*path, "fillGaps"])
+            limit = self.params.add(self.limits.groups, "bigint") if self.limits.groups is not None else None
+            grouping = Grouping(keys, having, fill_gaps, limit)
+        return PageOutput(key, PageMember.AGGREGATES, aggregates=Aggregates(outputs, filter_, grouping))
+
+    def _aggregate_outputs(
+        self, object_type: GraphQLObjectType, nodes: list[FieldNode], filter_: Filter | None, place: Place
+    ) -> tuple[AggregateOutput, ...]:
+        outputs: list[AggregateOutput] = []
+        for key, fields in self.collector.subfields(object_type.name, nodes).items():
+            name = fields[0].name.value
+            if name == "__typename":
+                outputs.append(AggregateOutput(key, constant=object_type.name))
+                continue
+            definition = object_type.fields[name]
+            meaning = definition.extensions[MEANING]
+            if meaning is GroupField.COUNT:
+                outputs.append(AggregateOutput(key, Aggregate(AggregateFunction.COUNT, filter=filter_)))
+            elif meaning is GroupField.KEYS:
+                outputs.append(AggregateOutput(key, keys=True))
+            else:
+                assert isinstance(meaning, AggregateMember)
+                fraction = get_argument_values(definition, fields[0], self.variables).get("fraction")
+                members = self._member_outputs(meaning, definition, fields, filter_, fraction, place.at(key))
+                outputs.append(AggregateOutput(key, members=members))
+        return tuple(outputs)
+
+    def _member_outputs(  # noqa: PLR0917 (the member, its field, its selections, their filter and fraction)
+        self,
+        member: AggregateMember,
+        definition: GraphQLField,
+        nodes: list[FieldNode],
+        filter_: Filter | None,
+        fraction: Any,
+        place: Place,
+    ) -> tuple[AggregateOutput, ...]:
+        """A member's object (`sum { amount }`): one aggregate per column selected."""
+        object_type = object_type_of(definition)
+        outputs: list[AggregateOutput] = []
+        for key, fields in self.collector.subfields(object_type.name, nodes).items():
+            name = fields[0].name.value
+            if name == "__typename":
+                outputs.append(AggregateOutput(key, constant=object_type.name))
+                continue
+            field = meaning_of(object_type.fields[name], Field)
+            aggregate = self.aggregates.aggregate(
+                member, field, filter_, fraction=fraction, fraction_path=(*place.path, "fraction")
+            )
+            mapping = self.aggregates.member_map(member, field, _Selected(self.collector, fields))
+            outputs.append(AggregateOutput(key, aggregate, mapping))
+        return tuple(outputs)
 
     # --- row shapes --------------------------------------------------------------------------------------------
 

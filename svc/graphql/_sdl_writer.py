@@ -36,7 +36,9 @@ from svc.model import (
 )
 from svc.plan import (
     AGGREGATES,
+    HAVING_MEMBERS,
     LIST,
+    AggregateMember,
     FieldKind,
     FieldMeaning,
     FilterOperator,
@@ -44,7 +46,12 @@ from svc.plan import (
     entity_fields,
     enum_operators,
     filterable_computed,
+    group_values,
+    member_fields,
+    member_type,
+    member_type_name,
     numeric_fields,
+    offered_members,
     order_values,
     range_operators,
     scalar_operators,
@@ -249,6 +256,7 @@ class _Writer:
             self._entity_field(entity, name, meaning)
         out.add("}\n")
         self._connection(entity)
+        self._aggregate_filter(entity)
         self._order_by(entity)
         self._condition(entity)
         self._filter(entity)
@@ -353,8 +361,76 @@ class _Writer:
             " exact when the guess is at most that).",
             "  ",
         )
-        out.add("  totalCount(estimate: Boolean = false, exactBelow: Int): Int!\n}\n")
+        out.add("  totalCount(estimate: Boolean = false, exactBelow: Int): Int!")
+        out.describe("Aggregates of the rows matching, across every page (`filter`: of those matching it too).", "  ")
+        out.add(f"  aggregates(filter: {names.filter}): {names.aggregates}!")
+        grouped = bool(group_values(entity))
+        if grouped:
+            out.describe(
+                "The rows matching (`filter`: and it), grouped by `groupBy` in its order, groups ordered by their"
+                " keys. Dates and timestamps truncate in the session's time zone, or `timeZone` (an IANA name);"
+                " `_BINNED` keys fall into bins of `binWidth` (an ISO 8601 duration such as `PT15M` for dates and"
+                " times, a number for numbers) counted from `binOrigin` (default 2001-01-01 or 0); `having` keeps"
+                " the groups it holds for; `fillGaps` adds the empty groups between the first and last key of its"
+                " one truncated or binned key.",
+                "  ",
+            )
+            out.add(
+                f"  groupedAggregates(groupBy: [{names.group_by}!]!, having: {names.having}, filter: {names.filter},"
+                " timeZone: String, binWidth: String, binOrigin: String, fillGaps: Boolean = false):"
+                f" [{names.aggregates_group}!]!"
+            )
+        out.add("}\n")
         out.add(f"type {names.edge} {{\n  cursor: Cursor!\n  node: {names.type}!\n}}\n")
+        self._aggregates(entity, grouped)
+
+    def _aggregates(self, entity: Entity, grouped: bool) -> None:
+        """`<Type>Aggregates`, `<Type>AggregatesGroup` and their members' types, `<Type>GroupBy` and
+        `<Type>HavingInput` (SPEC "Aggregates")."""
+        names, out = entity.names, self.out
+        members = offered_members(entity)
+        objects = [(names.aggregates, "Aggregates of a set of rows.")]
+        if grouped:
+            objects.append((names.aggregates_group, "A group of rows: its keys (in groupBy order) and aggregates."))
+        for type_name, description in objects:
+            out.describe(description)
+            out.add(f"type {type_name} {{")
+            if type_name == names.aggregates_group:
+                out.add("  keys: [JSON]!")
+            out.add("  count: Int!")
+            for member in members:
+                arguments = "(fraction: Float!)" if member is AggregateMember.PERCENTILE else ""
+                out.add(f"  {member.value}{arguments}: {member_type_name(names, member)}!")
+            out.add("}\n")
+        for member in members:
+            out.add(f"type {member_type_name(names, member)} {{")
+            for field in member_fields(entity, member):
+                out.add(f"  {field.name}: {_output(member_type(member, field), True)}")
+            out.add("}\n")
+        if not grouped:
+            return
+        out.describe(f"Keys `{names.type}` rows are grouped by.")
+        out.add(f"enum {names.group_by} {{")
+        out.lines += [f"  {name}" for name in group_values(entity)]
+        out.add("}\n")
+        out.describe("Conditions on a group; all given must hold.")
+        out.add(f"input {names.having} {{")
+        out.add(f"  count: {self._compares(_Compared(ValueKind.SCALAR, Scalar.INT.value))}")
+        if numeric_fields(entity):
+            out.lines += [f"  {member.value}: {names.aggregate_filter}" for member in HAVING_MEMBERS]
+        out.add("}\n")
+
+    def _aggregate_filter(self, entity: Entity) -> None:
+        """`<Type>AggregateFilter`: conditions on aggregates of numeric columns, for to-many relation filters and
+        groups' `having`."""
+        numeric = numeric_fields(entity)
+        if not numeric:
+            return
+        float_filter = self._compares(_Compared(ValueKind.SCALAR, Scalar.FLOAT.value))
+        self.out.describe(f"Conditions on an aggregate of `{entity.type_name}` columns (compared as Float).")
+        self.out.add(f"input {entity.names.aggregate_filter} {{")
+        self.out.lines += [f"  {field.name}: {float_filter}" for field in numeric]
+        self.out.add("}\n")
 
     def _order_by(self, entity: Entity) -> None:
         names, out = entity.names, self.out
@@ -433,12 +509,6 @@ class _Writer:
                     self.out.describe(f"The {aggregate} of a numeric column over the related rows.", "  ")
                     self.out.add(f"  {aggregate}: {names.aggregate_filter}")
             self.out.add("}\n")
-            if numeric:
-                float_filter = self._compares(_Compared(ValueKind.SCALAR, Scalar.FLOAT.value))
-                self.out.describe(f"Conditions on an aggregate of `{type_name}` columns (compared as Float).")
-                self.out.add(f"input {names.aggregate_filter} {{")
-                self.out.lines += [f"  {field.name}: {float_filter}" for field in numeric]
-                self.out.add("}\n")
 
     def _error_codes(self, entity: Entity) -> None:
         if not entity.error_codes or not entity.mutation_fields():

@@ -4,6 +4,7 @@ configuration. Both APIs and the planners read it; none of them derives a name o
 from ._build import build_model
 from ._config import ModelError
 from ._entities import (
+    AGGREGATE_MEMBERS,
     Argument,
     Cardinality,
     CompositeType,
@@ -37,6 +38,7 @@ from ._rbac import prune_model
 from ._reserved import SERVICE_TYPE_NAMES, composite_type_names, enum_type_names, range_type_names
 
 __all__ = [
+    "AGGREGATE_MEMBERS",
     "SERVICE_TYPE_NAMES",
     "Argument",
     "Cardinality",

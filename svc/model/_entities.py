@@ -30,6 +30,22 @@ class Scalar(enum.Enum):
     JSON = "JSON"
 
 
+#: The members of an aggregates object (SPEC "Aggregates"), each with a type of its own per entity.
+AGGREGATE_MEMBERS = (
+    "sum",
+    "avg",
+    "min",
+    "max",
+    "distinctCount",
+    "stddevSample",
+    "stddevPopulation",
+    "varianceSample",
+    "variancePopulation",
+    "median",
+    "percentile",
+)
+
+
 class ValueKind(enum.Enum):
     SCALAR = "scalar"
     ENUM = "enum"
@@ -357,9 +373,14 @@ class TypeNames:
             many_to_many_update_input=f"{type_name}ManyToManyUpdateInput",
         )
 
+    def aggregate_member(self, member: str) -> str:
+        """`<Type><Member>Aggregates`: one aggregate member's values by column (`FilmSumAggregates`)."""
+        return f"{self.type}{member[:1].upper()}{member[1:]}Aggregates"
+
     def all(self) -> tuple[str, ...]:
         """Every name but the plural (which names no type of its own)."""
-        return tuple(value for key, value in attrs.asdict(self).items() if key != "plural")
+        names = tuple(value for key, value in attrs.asdict(self).items() if key != "plural")
+        return names + tuple(self.aggregate_member(member) for member in AGGREGATE_MEMBERS)
 
 
 @attrs.frozen

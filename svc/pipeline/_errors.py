@@ -19,7 +19,7 @@ import attrs
 import psycopg
 
 from svc.config import ErrorsConfig
-from svc.db import RETRYABLE_SQLSTATES
+from svc.db import RETRYABLE_SQLSTATES, TOO_MANY_GROUPS_STATE
 from svc.errors import Code, SvcError
 from svc.model import Cardinality, Entity, EntityRef, ErrorCode, ErrorKind, Model
 from svc.plan import BulkWrite, DeleteWrite, RelationWriteKind, RowWrite, Table, render_path, typed_error
@@ -111,6 +111,13 @@ def answer_error(exc: BaseException, errors: ErrorsConfig, request_id: str) -> S
     named = application_error(exc, errors)
     if named is not None:
         return named
+    if exc.sqlstate == TOO_MANY_GROUPS_STATE:  # raised by the statement before the groups' JSON is built
+        counts = json.loads(exc.diag.message_detail or "{}")
+        return SvcError(
+            Code.TOO_MANY_GROUPS,
+            f"the aggregate has {counts.get('actual')} groups, more than {counts.get('limit')} (limits.groups)",
+            extensions={"limit": counts.get("limit"), "actual": counts.get("actual")},
+        )
     if exc.sqlstate in _BAD_INPUT_STATES or (exc.sqlstate == "42601" and "jsonpath" in str(exc)):
         return SvcError(Code.BAD_USER_INPUT, exc.diag.message_primary or "invalid input")
     log.error("database error answering request %s: %s", request_id, exc, exc_info=exc)

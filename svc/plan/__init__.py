@@ -1,5 +1,20 @@
 """The operation plan (layer 4): the intermediate representation both front ends build and the compiler reads."""
 
+from ._aggregates import (
+    GRAPHQL_UNITS,
+    HAVING_MEMBERS,
+    TRUNCATION_UNITS,
+    AggregateMember,
+    AggregatePlanner,
+    GroupValue,
+    KeyOptions,
+    group_values,
+    key_type,
+    member_fields,
+    member_type,
+    member_type_name,
+    offered_members,
+)
 from ._arguments import Arguments, Order, escape_like, like_pattern, link_of
 from ._cursors import decode_cursor, decode_global_id, encode_global_id
 from ._fields import (
@@ -16,6 +31,11 @@ from ._fields import (
     orderable_computed,
 )
 from ._ir import (
+    Aggregate,
+    AggregateFunction,
+    AggregateOutput,
+    AggregateRef,
+    Aggregates,
     And,
     Argument,
     AttributeOutput,
@@ -36,13 +56,17 @@ from ._ir import (
     Filter,
     FunctionCall,
     GlobalIdOutput,
+    Grouping,
+    GroupKey,
     Hierarchy,
     IsNull,
     JsonPathOutput,
     JsonRows,
     JunctionLink,
+    KeyForm,
     KeyIn,
     KeyPosition,
+    KeyType,
     Link,
     NestedOutput,
     Not,
@@ -115,6 +139,28 @@ from ._write_plan import (
 )
 
 __all__ = [
+    "GRAPHQL_UNITS",
+    "HAVING_MEMBERS",
+    "TRUNCATION_UNITS",
+    "Aggregate",
+    "AggregateFunction",
+    "AggregateMember",
+    "AggregateOutput",
+    "AggregatePlanner",
+    "AggregateRef",
+    "Aggregates",
+    "GroupKey",
+    "GroupValue",
+    "Grouping",
+    "KeyForm",
+    "KeyOptions",
+    "KeyType",
+    "group_values",
+    "key_type",
+    "member_fields",
+    "member_type",
+    "member_type_name",
+    "offered_members",
     "check_mutation",
     "check_read",
     "LimitExceeded",

@@ -113,11 +113,11 @@ class Arguments:
                 meaning = fields[name]
                 if meaning.kind is FieldKind.COLUMN:
                     assert meaning.field is not None
-                    items += self._operators(_column(meaning.field), meaning.field.type, member, where)
+                    items += self.operators(_column(meaning.field), meaning.field.type, member, where)
                 elif meaning.kind is FieldKind.COMPUTED:
                     assert meaning.computed is not None and meaning.computed.returns.type is not None
                     call = FunctionCall(meaning.computed.schema, meaning.computed.function, row_argument=True)
-                    items += self._operators(ComputedRef(call), meaning.computed.returns.type, member, where)
+                    items += self.operators(ComputedRef(call), meaning.computed.returns.type, member, where)
                 else:
                     assert meaning.relation is not None
                     items.append(self._related(meaning.relation, member, where))
@@ -136,7 +136,7 @@ class Arguments:
         if value.get("count") is not None:
             count = RelatedCount(table(target), link)
             integer = ValueType(ValueKind.SCALAR, Scalar.INT.value, "bigint")
-            items += self._operators(count, integer, value["count"], [*path, "count"])
+            items += self.operators(count, integer, value["count"], [*path, "count"])
         fields = self.index.fields(target)
         number = ValueType(ValueKind.SCALAR, Scalar.FLOAT.value, "float8")
         for function in AGGREGATES:
@@ -147,12 +147,10 @@ class Arguments:
                     assert field is not None
                     aggregate = RelatedAggregate(table(target), link, function, field.column)
                     where = [*path, function, self.naming.field(target, name)]
-                    items += self._operators(aggregate, number, member, where)
+                    items += self.operators(aggregate, number, member, where)
         return And(tuple(items)) if len(items) != 1 else items[0]
 
-    def _operators(
-        self, expression: Expression, type_: ValueType, value: Mapping[str, Any], path: Path
-    ) -> list[Filter]:
+    def operators(self, expression: Expression, type_: ValueType, value: Mapping[str, Any], path: Path) -> list[Filter]:
         operators = {op.name: op for op in _operators_of(type_)}
         if type_.kind is ValueKind.SCALAR and type_.sql_type == "json":
             expression = Cast(expression, "jsonb")  # json has no equality or containment: compare as jsonb

@@ -134,7 +134,16 @@ class Cast:
     sql_type: str
 
 
-Expression = ColumnRef | ComputedRef | RelatedColumn | RelatedCount | RelatedAggregate | KeyPosition | Cast
+@attrs.frozen
+class AggregateRef:
+    """An aggregate of the rows of a group, where a group's condition (`having`) compares it."""
+
+    aggregate: "Aggregate"
+
+
+Expression = (
+    ColumnRef | ComputedRef | RelatedColumn | RelatedCount | RelatedAggregate | KeyPosition | Cast | AggregateRef
+)
 
 
 # --- filters -----------------------------------------------------------------------------------------------------
@@ -438,6 +447,7 @@ class ReadKind(enum.Enum):
 
 class PageMember(enum.Enum):
     NODES = "nodes"
+    AGGREGATES = "aggregates"  # `aggregates` or one `groupedAggregates` (`PageOutput.aggregates`)
     NODE_COUNT = "node_count"  # rows on the page
     EDGES = "edges"
     HAS_NEXT_PAGE = "has_next_page"
@@ -482,6 +492,110 @@ class PageOutput:
     count: CountMode = CountMode.EXACT
     exact_below: Param | None = None
     format: RowsFormat = RowsFormat.JSON  # of NODES
+    aggregates: "Aggregates | None" = None  # of AGGREGATES
+
+
+# --- aggregates (SPEC "Aggregates") ------------------------------------------------------------------------------
+
+
+class AggregateFunction(enum.Enum):
+    """How the values of a column (or the rows) of a set of rows become one value; each names its SQL form in
+    `svc/sql/_aggregates.py`."""
+
+    COUNT = "count"  # rows (no column)
+    SUM = "sum"
+    AVG = "avg"
+    MIN = "min"  # types with their own min() and max()
+    MAX = "max"
+    FIRST = "first"  # the least value in the type's order, for the other orderable types (uuid, boolean, ranges...)
+    LAST = "last"
+    DISTINCT_COUNT = "distinct_count"
+    STDDEV_SAMPLE = "stddev_sample"
+    STDDEV_POPULATION = "stddev_population"
+    VARIANCE_SAMPLE = "variance_sample"
+    VARIANCE_POPULATION = "variance_population"
+    MEDIAN = "median"  # continuous, as float8
+    PERCENTILE = "percentile"  # continuous at `fraction`, as float8
+
+
+@attrs.frozen
+class Aggregate:
+    """One aggregate over the rows an aggregate request selects: those of the read, and of `filter` when given."""
+
+    function: AggregateFunction
+    column: str | None = None
+    fraction: Param | None = None
+    filter: Filter | None = None
+
+
+class KeyForm(enum.Enum):
+    """How a group key is computed from its column."""
+
+    VALUE = "value"  # the column as it is
+    TRUNCATED = "truncated"  # a date or time truncated to `GroupKey.unit`
+    BINNED = "binned"  # into bins of `GroupKey.width` from `GroupKey.origin` (date_bin semantics; numbers too)
+
+
+class KeyType(enum.Enum):
+    """The kind of column a truncated or binned key is computed from."""
+
+    OTHER = "other"
+    NUMBER = "number"
+    DATE = "date"
+    TIMESTAMP = "timestamp"  # without time zone
+    TIMESTAMPTZ = "timestamptz"
+
+
+@attrs.frozen
+class GroupKey:
+    """One key rows are grouped by: a column's value, truncated or binned. A truncated timestamptz follows
+    `time_zone` when given (else the session's); `width` and `origin` are an interval and a timestamp for dates and
+    times, numbers for numbers."""
+
+    column: str
+    map: ValueMapping
+    form: KeyForm = KeyForm.VALUE
+    type: KeyType = KeyType.OTHER
+    unit: str | None = None  # date_trunc's unit (`month`)
+    time_zone: Param | None = None
+    width: Param | None = None
+    origin: Param | None = None
+
+
+@attrs.frozen
+class Grouping:
+    """Groups of rows by `keys`, in key order (NULLs last), each kept when `having` holds. With `fill_gaps`, the
+    single truncated or binned key's empty steps between the first and last group are groups too. More groups than
+    `limit` is TOO_MANY_GROUPS, found before their JSON is built."""
+
+    keys: tuple[GroupKey, ...]
+    having: Filter | None = None
+    fill_gaps: bool = False
+    limit: Param | None = None
+
+
+@attrs.frozen
+class AggregateOutput:
+    """A member of an aggregates object: an aggregate's value, an object of members, the group's keys (a JSON array
+    in key order; an object under `key_names` when given), or a constant (`__typename`)."""
+
+    key: str
+    aggregate: Aggregate | None = None
+    map: ValueMapping = ValueMap.AS_IS
+    members: tuple["AggregateOutput", ...] = ()
+    keys: bool = False
+    key_names: tuple[str, ...] = ()
+    constant: str | None = None
+
+
+@attrs.frozen
+class Aggregates:
+    """Aggregates of the rows a read selects before paging (and `filter`'s, when given): one object, or with
+    `grouping` a list of one object per group. Every aggregate request of a read is computed in one scan."""
+
+    outputs: tuple[AggregateOutput, ...]
+    filter: Filter | None = None
+    grouping: Grouping | None = None
 
 
 @attrs.frozen

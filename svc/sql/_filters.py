@@ -14,6 +14,8 @@ from psycopg import sql
 from psycopg.abc import AdaptContext
 
 from svc.plan import (
+    Aggregate,
+    AggregateRef,
     And,
     Cast,
     ColumnRef,
@@ -156,7 +158,8 @@ class Expressions:
     """Writes expressions, filters and keyset bounds over rows; `alias()` hands out fresh, deterministic aliases.
 
     `call` writes a function call over a table alias (the compiler knows how arguments are passed); `param` writes
-    a value (a placeholder, or a `%L` for a text given to format()).
+    a value (a placeholder, or a `%L` for a text given to format()); `aggregate` writes an aggregate's value where a
+    group's condition compares it (over groups already aggregated).
     """
 
     def __init__(
@@ -164,10 +167,12 @@ class Expressions:
         alias: Callable[[], str],
         call: Callable[[ComputedRef, sql.Composable], sql.Composable],
         param: Callable[[Param], sql.Composable] = param,
+        aggregate: Callable[[Aggregate, sql.Composable], sql.Composable] | None = None,
     ) -> None:
         self.alias = alias
         self._call = call
         self.param = param
+        self._aggregate = aggregate
 
     def expression(self, expression: Expression, row: sql.Composable) -> sql.Composable:
         if isinstance(expression, ColumnRef):
@@ -182,6 +187,9 @@ class Expressions:
                 "(select e.n from json_array_elements({}) with ordinality e(v, n)"
                 " cross join lateral json_populate_record(null::{}, e.v) k where {} limit 1)"
             ).format(self.param(expression.keys), qualified(expression.table), same)
+        if isinstance(expression, AggregateRef):
+            assert self._aggregate is not None, "an aggregate compared outside a group's condition"
+            return self._aggregate(expression.aggregate, row)
         if isinstance(expression, Cast):
             return sql.SQL("({})::{}").format(
                 self.expression(expression.expression, row), TypeName(expression.sql_type)

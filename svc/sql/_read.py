@@ -49,6 +49,7 @@ from svc.plan import (
     Table,
 )
 
+from ._aggregates import StatsWriter, asks_for_stats
 from ._filters import Expressions, RowSide, TypeName, Value, link_condition, param, qualified
 from ._values import global_id, json_object, mapped
 
@@ -159,9 +160,9 @@ class _Compiler:
                 "(select coalesce(json_agg({rows}.j), '[]'::json)"
                 " from (select {obj} as j from ({inner}) {row}{joins}{order}) {rows})"
             ).format(rows=rows, obj=obj, inner=inner, row=row, joins=joins, order=order)
-        numbered, members = self._numbered(read, parent=parent, row=row, inner=inner, joins=joins, obj=obj)
-        # One object whatever is selected: `group by ()` makes it one group even when no member aggregates.
-        return sql.SQL("(select {} from {} group by ())").format(json_object(members), numbered)
+        return sql.SQL("({})").format(
+            self._page(read, parent=parent, row=row, inner=inner, joins=joins, obj=obj, split=False)
+        )
 
     def inner(self, read: Read, parent: sql.Identifier | None) -> sql.Composable:
         """The rows read, with every column, the whole row where functions need it, and the order values."""
@@ -393,11 +394,9 @@ class _Compiler:
         row = sql.Identifier(self._alias())
         inner = self.inner(read, None)
         joins, obj = self.row(read.shape, row, read)
-        numbered, members = self._numbered(read, parent=None, row=row, inner=inner, joins=joins, obj=obj)
-        columns = sql.SQL(", ").join(sql.SQL("({})::text").format(value) for _, value in members)
-        return sql.SQL("select {} from {} group by ()").format(columns, numbered)
+        return self._page(read, parent=None, row=row, inner=inner, joins=joins, obj=obj, split=True)
 
-    def _numbered(
+    def _page(
         self,
         read: Read,
         *,
@@ -406,17 +405,36 @@ class _Compiler:
         inner: sql.Composable,
         joins: sql.Composable,
         obj: sql.Composable,
-    ) -> tuple[sql.Composable, list[tuple[str, sql.Composable]]]:
-        """The page's rows, numbered in reading order (`__n`) and counted (`__c`), as a FROM item, and the
-        connection's members over them."""
+        split: bool,
+    ) -> sql.Composable:
+        """The connection's members over the page's rows, numbered in reading order (`__n`) and counted (`__c`):
+        one JSON object, or (`split`) one text column per member. The rows are read only when a member needs them;
+        aggregates and the total come from the connection's stats (one scan, `StatsWriter`)."""
+        stats = None
+        if asks_for_stats(read):
+            stats = StatsWriter(read, self.expressions, self._alias, lambda table: self._selection(read, table, parent))
         rows = sql.Identifier(self._alias())
-        window = self._window(read, row)
-        numbered = sql.SQL(
-            "(select {obj} as j, {cursor} as c, row_number() over ({window}) as __n, count(*) over () as __c"
-            " from ({inner}) {row}{joins}) {rows}"
-        ).format(obj=obj, cursor=self._cursor(read, row), window=window, inner=inner, row=row, joins=joins, rows=rows)
-        page_ = _PageWriter(self, read, parent, rows)
-        return numbered, [(output.key, page_.member(output)) for output in read.page_outputs]
+        page_ = _PageWriter(self, read, parent, rows, stats)
+        members = [(output.key, page_.member(output)) for output in read.page_outputs]
+        if split:
+            selected = sql.SQL(", ").join(sql.SQL("({})::text").format(value) for _, value in members)
+        else:
+            selected = json_object(members)
+        if any(_needs_rows(output) for output in read.page_outputs):
+            window = self._window(read, row)
+            numbered = sql.SQL(
+                "(select {obj} as j, {cursor} as c, row_number() over ({window}) as __n, count(*) over () as __c"
+                " from ({inner}) {row}{joins}) {rows}"
+            ).format(
+                obj=obj, cursor=self._cursor(read, row), window=window, inner=inner, row=row, joins=joins, rows=rows
+            )
+            # One row whatever is selected: `group by ()` makes it one group even when no member aggregates.
+            statement = sql.SQL("select {} from {} group by ()").format(selected, numbered)
+        else:
+            statement = sql.SQL("select {}").format(selected)
+        if stats is not None:
+            statement = sql.SQL("with {} {}").format(stats.cte(), statement)
+        return statement
 
     def _window(self, read: Read, row: sql.Identifier) -> sql.Composable:
         """The window the page's rows are numbered over (`__n`): the read's order, or none."""
@@ -477,8 +495,16 @@ class _Compiler:
 class _PageWriter:
     """The members of one connection object over its numbered rows."""
 
-    def __init__(self, compiler: _Compiler, read: Read, parent: sql.Identifier | None, rows: sql.Identifier) -> None:
+    def __init__(
+        self,
+        compiler: _Compiler,
+        read: Read,
+        parent: sql.Identifier | None,
+        rows: sql.Identifier,
+        stats: StatsWriter | None,
+    ) -> None:
         self._compiler = compiler
+        self._stats = stats
         self._read = read
         self._parent = parent
         self._rows = rows
@@ -522,6 +548,9 @@ class _PageWriter:
             )
         if member in (PageMember.HAS_NEXT_PAGE, PageMember.HAS_PREVIOUS_PAGE):
             return self._has_more(ahead=(member is PageMember.HAS_NEXT_PAGE) != self._page.backward)
+        if member is PageMember.AGGREGATES:
+            assert self._stats is not None
+            return self._stats.member(output)
         assert member is PageMember.TOTAL_COUNT
         return self._total(output)
 
@@ -556,6 +585,8 @@ class _PageWriter:
 
     def _total(self, output: PageOutput) -> sql.Composable:
         if output.count is CountMode.EXACT:
+            if self._stats is not None:  # counted in the same scan as the aggregates
+                return self._stats.total_count()
             return self._compiler.count(self._read, self._parent)
         estimate = self._compiler.estimate(self._read, self._parent)
         if output.count is CountMode.ESTIMATE:
@@ -579,6 +610,24 @@ def _csv_record(rows: sql.Identifier) -> sql.Composable:
     return sql.SQL(
         "(select string_agg({}, ',' order by f.n) from json_each({}.j) with ordinality f(key, value, n))"
     ).format(quoted, rows)
+
+
+#: Connection members read from the page's rows (the others: counts, aggregates, constants, need none).
+_ROW_MEMBERS = frozenset(
+    {
+        PageMember.NODES,
+        PageMember.NODE_COUNT,
+        PageMember.EDGES,
+        PageMember.HAS_NEXT_PAGE,
+        PageMember.HAS_PREVIOUS_PAGE,
+        PageMember.START_CURSOR,
+        PageMember.END_CURSOR,
+    }
+)
+
+
+def _needs_rows(output: PageOutput) -> bool:
+    return output.member in _ROW_MEMBERS or any(_needs_rows(member) for member in output.members)
 
 
 def _values_of(read: Read, row: sql.Identifier) -> list[sql.Composable]:
