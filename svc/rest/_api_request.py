@@ -15,7 +15,7 @@ import attrs
 
 from svc.errors import SvcError
 from svc.model import Entity, Field, RootFunction
-from svc.plan import KeyLookup, RowsFormat
+from svc.plan import AggregateMember, GroupValue, KeyLookup, RowsFormat
 
 from ._resources import Target
 
@@ -29,6 +29,7 @@ class Action(enum.Enum):
     READ_LIST = "read_list"  # GET /rest/{resource}, POST /rest/{resource}/search
     READ_ROW = "read_row"  # GET /rest/{resource}/{key}
     READ_COLUMN = "read_column"  # GET /rest/{resource}/{key}/{column}: a binary column's bytes
+    AGGREGATE = "aggregate"  # GET or POST /rest/{resource}/aggregate
     CALL = "call"  # GET or POST /rest/rpc/{function}
     CREATE = "create"  # POST /rest/{resource}
     UPSERT = "upsert"  # PUT /rest/{resource}: bulk upsert
@@ -135,6 +136,34 @@ class Listing:
 
 
 @attrs.frozen
+class AggregateSet:
+    """One set of an aggregate request (SPEC "Aggregate request members"): its members' columns, its groups (each
+    under the key the response names it by), and the options; `filter` and `having` are coerced GraphQL input
+    values (`<Type>Filter`, `<Type>HavingInput`); `prefix` is how its parameters are named (`sets.monthly.`)."""
+
+    members: tuple[tuple[AggregateMember, tuple[Field, ...]], ...] = ()
+    fraction: float | None = None
+    filter: Mapping[str, Any] | None = None
+    group: tuple[tuple[str, GroupValue], ...] = ()
+    having: Mapping[str, Any] | None = None
+    time_zone: str | None = None
+    bin_width: str | None = None
+    bin_origin: str | None = None
+    fill_gaps: bool = False
+    prefix: str = ""
+
+
+@attrs.frozen
+class AggregateRequest:
+    """An aggregate request: its sets by name (one unnamed set without `sets`), and the filter every set reads."""
+
+    sets: tuple[tuple[str, AggregateSet], ...]
+    filter: Mapping[str, Any] | None = None
+    #: The response is an object keyed by set name (the request gave `sets`).
+    named: bool = False
+
+
+@attrs.frozen
 class Conflict:
     """A bulk upsert's conflict handling (SPEC "Writes" 6): the unique key's fields, and what a conflict does."""
 
@@ -202,6 +231,7 @@ class ApiRequest:
     key: RowKey | None = None
     body: Body | None = None
     call: Call | None = None
+    aggregate: AggregateRequest | None = None
     #: A binary column (READ_COLUMN, WRITE_COLUMN).
     column: Field | None = None
     #: DESCRIBE: the methods the route has; NODE: the row's URL.

@@ -5,17 +5,20 @@ key, `Entity.upsertable`).
 - `/rest/{r}`: GET `list<Types>` (list or connection), POST `create<Type>` (create), PUT `upsert<Types>` (create,
   update, upserts and a key), PATCH `update<Types>` and DELETE `delete<Types>` (update, delete; a key).
 - `/rest/{r}/search`: POST `search<Types>` (list or connection).
+- `/rest/{r}/aggregate`: GET `aggregate<Types>` and POST `aggregate<Types>ByBody` (list or connection), each member
+  listing the columns it takes, `group` the items it may name.
 - `/rest/{r}/{key}` (a primary key): GET `get<Type>` (read), PUT `upsert<Type>` (create and update), PATCH
   `update<Type>` (update), DELETE `delete<Type>` (delete). `{key}` is named after a single key column (`{filmId}`).
 - `/rest/{r}/{key}/{column}` (a bytea column): GET `get<Type><Column>` (read), PUT `update<Type><Column>` (update).
 
-`<Type>` and `<Types>` are the GraphQL type and its plural. Aggregates and search methods answer 404 until their
-issues land, so they are not listed.
+`<Type>` and `<Types>` are the GraphQL type and its plural. Search methods answer 404 until their issue lands, so
+they are not listed.
 """
 
 from typing import Any
 
 from svc.model import Field, Operation, pascal
+from svc.plan import TRUNCATION_UNITS, AggregateMember, KeyType, group_values, key_type, member_fields
 
 from ._openapi_operations import Operations, body, path_parameter, present
 from ._openapi_values import Schema, described, is_bytea, is_json, nullable
@@ -68,6 +71,7 @@ class ResourcePaths:
             found[self.base] = present(collection)
         if listed:
             found[f"{self.base}/search"] = {"post": self._search()}
+            found[f"{self.base}/aggregate"] = {"get": self._aggregate(), "post": self._aggregate_by_body()}
         if self.keyed:
             found.update(self._row_paths())
         return found
@@ -127,6 +131,101 @@ class ResourcePaths:
             " next page's cursor is in `X-Next-Cursor`.",
             parameters=self.shared.parameters(["PreferCount", "Range"]),
             body=body({"application/json": self.schemas.search_request()}, required=False),
+        )
+
+    # --- aggregates ----------------------------------------------------------------------------------------------
+
+    def _aggregate_members(self) -> dict[str, Schema]:
+        """Each aggregate request member the table offers, as a schema (column lists with their columns' names)."""
+        members: dict[str, Schema] = {}
+        for member in AggregateMember:
+            columns = [field.rest_name for field in member_fields(self.entity, member)]
+            if columns:
+                members[member.value] = {"type": "array", "items": {"type": "string", "enum": columns}}
+        if "percentile" in members:
+            members["fraction"] = {"type": "number", "minimum": 0, "maximum": 1, "description": "For `percentile`."}
+        items: list[str] = []
+        for value in group_values(self.entity).values():
+            if value.unit is not None or value.name.endswith("_BINNED"):
+                continue
+            name, type_ = value.field.rest_name, key_type(value.field)
+            items.append(name)
+            if type_ in (KeyType.DATE, KeyType.TIMESTAMP, KeyType.TIMESTAMPTZ):
+                date = type_ is KeyType.DATE
+                items += [f"{name}:{unit}" for unit in TRUNCATION_UNITS if not (date and unit in ("minute", "hour"))]
+            if type_ is not KeyType.OTHER:
+                items.append(f"{name}:binned")
+        if items:
+            members["group"] = {
+                "type": "array",
+                "items": {"type": "string", "enum": items},
+                "maxItems": 4,
+                "description": "Group keys: a column, `column:<unit>` truncated (in `timeZone`), or `column:binned`.",
+            }
+            members["having"] = {
+                "type": "object",
+                "description": "Conditions on groups, all must hold: `having[count][gt]=n`,"
+                " `having[sum|avg|min|max][<column>][gte]=n`.",
+                "additionalProperties": True,
+            }
+            members["timeZone"] = {"type": "string", "description": "An IANA zone truncated keys follow."}
+            members["binWidth"] = {
+                "type": "string",
+                "description": "Binned keys' width: an ISO 8601 duration without months or years (`PT15M`), or a"
+                " number for numeric columns.",
+            }
+            members["binOrigin"] = {"type": "string", "description": "Where bins start (default 2001-01-01 or 0)."}
+            members["fillGaps"] = {
+                "type": "boolean",
+                "description": "With one truncated or binned key: the empty groups between the first and last.",
+            }
+        return members
+
+    def _aggregate_responses(self) -> dict[str, Schema]:
+        one = self.schemas.aggregate(self.entity, grouped=False)
+        group = self.schemas.aggregate(self.entity, grouped=True)
+        result: Schema = {"oneOf": [one, {"type": "array", "items": group}]}
+        content = {
+            "application/json": {"oneOf": [*result["oneOf"], {"type": "object", "additionalProperties": result}]}
+        }
+        return {
+            "200": self.shared.success(
+                f"Aggregates of `{self.type}` rows: one set, its groups, or named sets.", content
+            )
+        }
+
+    def _aggregate(self) -> Schema:
+        parameters = [self.shared.parameter("filter")]
+        for name, schema in self._aggregate_members().items():
+            parameter: Schema = {"name": name, "in": "query", "schema": schema}
+            if schema.get("type") == "array":
+                parameter.update(style="form", explode=False)
+            if name == "having":
+                parameter.update(style="deepObject", explode=True)
+            parameters.append(parameter)
+        return self._operation(
+            f"aggregate{self.types}",
+            f"Aggregate `{self.type}` rows",
+            self._aggregate_responses(),
+            ("422",),
+            description="Aggregates of the rows `filter` selects: `count`, and each member asked for by column;"
+            " grouped by `group`, a list of groups ordered by their keys. More than `limits.groups` groups is 422"
+            " `TOO_MANY_GROUPS`.",
+            parameters=parameters,
+        )
+
+    def _aggregate_by_body(self) -> Schema:
+        return self._operation(
+            f"aggregate{self.types}ByBody",
+            f"Aggregate `{self.type}` rows, with the members (or named sets of them) in a JSON body",
+            self._aggregate_responses(),
+            ("413", "415", "422"),
+            description="As `GET` with its members in the body; `sets` answers an object of the sets by name. The"
+            " query string must be empty.",
+            body=body(
+                {"application/json": self.schemas.aggregate_request(self.entity, self._aggregate_members())},
+                required=False,
+            ),
         )
 
     # --- writes to the collection ------------------------------------------------------------------------------

@@ -4,7 +4,8 @@ composites, ranges and records (SPEC "Naming", "Resources and their fields", "Ne
 Names: a row is its GraphQL type (`Film`); enums, composites, ranges and records keep their GraphQL names; the schemas
 the REST API adds are `<Type>Create`, `<Type>Update`, `<Type>Key` and the nested-write shapes (`<Type>ToOne`,
 `<Type>ToOneUpdate`, `<Type>ToMany`, `<Type>ToManyUpdate`, `<Type>ManyToMany`, `<Type>ManyToManyUpdate`,
-`<Type>ConnectOrCreate`, `<Type>UpdateByKey`), plus `Problem`, `SearchRequest`, `JsonPatch` and `RestIndex`. Such a
+`<Type>ConnectOrCreate`, `<Type>UpdateByKey`), the aggregate shapes (`<Type>Aggregate`, `<Type>AggregateGroup`,
+`<Type>AggregateRequest`), plus `Problem`, `SearchRequest`, `JsonPatch` and `RestIndex`. Such a
 name that a GraphQL type (or another added name) already takes is written with a dot instead (`Film.Create`,
 `svc.Problem`): GraphQL names have no dots, so the dotted form is always free, and the choice depends on the model
 alone. Which members a write body has, and which are required, mirrors GraphQL's `Create<T>Input` and `Update<T>Input`.
@@ -13,6 +14,7 @@ Schemas are built when first referenced, so the document holds only those it use
 """
 
 from collections import Counter
+from collections.abc import Mapping
 
 from svc.config import Config
 from svc.model import (
@@ -29,6 +31,7 @@ from svc.model import (
     enum_type_names,
     range_type_names,
 )
+from svc.plan import member_fields, member_type, offered_members
 
 from ._openapi_fixed import json_patch, problem, search_request
 from ._openapi_values import Schema, bounded, described, nullable, ref, scalar
@@ -36,7 +39,7 @@ from ._openapi_values import Schema, bounded, described, nullable, ref, scalar
 #: What the REST API adds per entity type (`<Type><suffix>`), and the service's own schemas.
 _ENTITY_SUFFIXES = (
     "Create", "Update", "Key", "ToOne", "ToOneUpdate", "ToMany", "ToManyUpdate", "ManyToMany", "ManyToManyUpdate",
-    "ConnectOrCreate", "UpdateByKey",
+    "ConnectOrCreate", "UpdateByKey", "Aggregate", "AggregateGroup", "AggregateRequest",
 )  # fmt: skip
 _SERVICE_SCHEMAS = ("Problem", "SearchRequest", "JsonPatch", "RestIndex")
 
@@ -296,6 +299,63 @@ class Schemas:
                 "description": f"One `{entity.type_name}` row, by its primary key or another unique key.",
                 "properties": properties,
                 "minProperties": 1,
+                "additionalProperties": False,
+            }
+        return ref(name)
+
+    # --- aggregates (SPEC "Aggregate request members") --------------------------------------------------------------
+
+    def aggregate(self, entity: Entity, *, grouped: bool) -> Schema:
+        """`<Type>Aggregate` (`{count, <member>: {<column>: value}}`) or `<Type>AggregateGroup` (with `keys`)."""
+        name = self.name(entity.type_name, "AggregateGroup" if grouped else "Aggregate")
+        if name not in self._built:
+            properties: dict[str, Schema] = {}
+            if grouped:
+                properties["keys"] = {
+                    "type": "object",
+                    "description": "The group's keys by `group` item (`staffId`, `paymentDate:month`): truncated dates"
+                    " and timestamps as ISO 8601 strings, BigInt and Decimal as strings, enums as their values.",
+                    "additionalProperties": True,
+                }
+            properties["count"] = {"type": "integer", "minimum": 0, "description": "The rows of the set or group."}
+            for member in offered_members(entity):
+                columns = {
+                    field.rest_name: self.value(member_type(member, field), nullable_=True)
+                    for field in member_fields(entity, member)
+                }
+                properties[member.value] = {"type": "object", "properties": columns, "additionalProperties": False}
+            description = "A group of rows: its keys and aggregates." if grouped else "Aggregates of a set of rows."
+            self._built[name] = {
+                "type": "object",
+                "description": description,
+                "properties": properties,
+                "required": ["keys", "count"] if grouped else ["count"],
+                "additionalProperties": False,
+            }
+        return ref(name)
+
+    def aggregate_request(self, entity: Entity, members: Mapping[str, Schema]) -> Schema:
+        """`<Type>AggregateRequest`: the query parameters as body members, or named `sets` of them."""
+        name = self.name(entity.type_name, "AggregateRequest")
+        if name not in self._built:
+            filter_: Schema = {
+                "type": "object",
+                "description": "A `<Type>Filter` object.",
+                "additionalProperties": True,
+            }
+            one = {"filter": filter_, **members}
+            self._built[name] = {
+                "type": "object",
+                "description": "The members of `GET` as a JSON body (column lists as arrays or comma-separated"
+                " strings, `having` in the GraphQL `<Type>HavingInput` shape); or `sets`: named sets of such members"
+                " (each may have its own `filter`), beside nothing but the `filter` every set reads.",
+                "properties": {
+                    **one,
+                    "sets": {
+                        "type": "object",
+                        "additionalProperties": {"type": "object", "properties": one, "additionalProperties": False},
+                    },
+                },
                 "additionalProperties": False,
             }
         return ref(name)

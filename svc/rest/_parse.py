@@ -23,6 +23,7 @@ from . import _parse_bodies as bodies
 from . import _parse_headers as headers
 from ._api_request import Action, ApiRequest, Changes, Listing, RowKey, Selection
 from ._messages import RestRequest
+from ._parse_aggregates import AggregateRequests
 from ._parse_calls import CallParser
 from ._parse_inputs import InputTypes
 from ._parse_listing import Listings
@@ -31,7 +32,7 @@ from ._parse_writes import WriteBodies, choice
 from ._resources import Kind, RestIndex, Target
 
 _READS = frozenset({Operation.LIST, Operation.CONNECTION})
-_NOT_SERVED = (Kind.AGGREGATE, Kind.SEARCH_METHOD, Kind.GLOBAL_SEARCH)
+_NOT_SERVED = (Kind.SEARCH_METHOD, Kind.GLOBAL_SEARCH)
 
 
 class RequestParser:
@@ -44,6 +45,7 @@ class RequestParser:
         self.index = index
         self.limits = limits
         self.listings = Listings(model, inputs, fields)
+        self.aggregates = AggregateRequests(self.listings, inputs)
         self.calls = CallParser(model, inputs, self.listings)
         self.writes = WriteBodies(model, inputs, limits)
 
@@ -75,6 +77,8 @@ class RequestParser:
             return self._list(attrs.evolve(base, action=Action.READ_LIST), listing, request)
         if kind is Kind.SEARCH:
             return self._search(base, request)
+        if kind is Kind.AGGREGATE:
+            return self._aggregate(base, method, request)
         if kind is Kind.ROW and method == "GET":
             parameters = Parameters.parse(request.query_string)
             key = self._key(target, parameters)
@@ -187,6 +191,25 @@ class RequestParser:
             body = parse_json(request.body)
         listing = self.listings.from_body(base.entity, body if body is not None else {})
         return self._list(attrs.evolve(base, action=Action.READ_LIST), listing, request)
+
+    def _aggregate(self, base: ApiRequest, method: str, request: RestRequest) -> ApiRequest:
+        """`GET|POST /rest/{resource}/aggregate`: its members in the query string (GET) or a JSON body (POST, whose
+        query string must be empty)."""
+        api = attrs.evolve(base, action=Action.AGGREGATE)
+        if method == "GET":
+            parameters = Parameters.parse(request.query_string)
+            return attrs.evolve(api, aggregate=self.aggregates.from_query(base.entity, parameters))
+        if request.query_string:
+            raise SvcError(
+                Code.BAD_USER_INPUT, "a POST aggregate takes its members in the body: the query string must be empty"
+            )
+        media = bodies.media_type(request.header("content-type"))
+        body = None
+        if request.body:
+            if media != bodies.JSON and not media.endswith("+json"):
+                raise bodies.unsupported(media, bodies.JSON)
+            body = parse_json(request.body)
+        return attrs.evolve(api, aggregate=self.aggregates.from_body(base.entity, body if body is not None else {}))
 
     def _list(self, api: ApiRequest, listing: Listing, request: RestRequest) -> ApiRequest:
         """The headers of a list (SPEC "Counts", "Ranges", "Media types"): `Accept`, `Prefer: count=`, and
@@ -340,6 +363,8 @@ def allowed_methods(target: Target) -> set[str]:
     upsert = keyed and entity.upsertable and Operation.CREATE in ops and Operation.UPDATE in ops
     if kind is Kind.SEARCH:
         return {"POST"} if ops & _READS else set()
+    if kind is Kind.AGGREGATE:  # SPEC: a resource whose list is not permitted has no aggregates
+        return {"GET", "POST"} if ops & _READS else set()
     if kind is Kind.COLLECTION:
         methods = {"GET"} if ops & _READS else set()
         methods |= {"POST"} if Operation.CREATE in ops else set()
@@ -375,8 +400,6 @@ def _refused(target: Target, request: RestRequest, allowed: set[str]) -> SvcErro
 
 
 def _not_served(target: Target) -> SvcError:
-    if target.kind is Kind.AGGREGATE:
-        return SvcError(Code.NOT_FOUND, f"{target.base}/aggregate: aggregates are not served yet")
     if target.kind is Kind.SEARCH_METHOD:
         return SvcError(
             Code.NOT_FOUND,

@@ -287,19 +287,53 @@ class InputTypes:
             elif word == "count":
                 quantified[word] = self._operators(word_type, inner, at, written)
             else:
-                columns: dict[str, Any] = {}
-                for column, operators in inner.members.items():
-                    column_field = target.rest_field(column)
-                    column_name = column_field.name if column_field and column not in word_type.fields else column
-                    column_definition = word_type.fields.get(column_name)
-                    if column_definition is None:
-                        raise bad(f"{word} is not offered for {column!r} of {target.type_name}", operators.name)
-                    column_type = unwrap(column_definition.type)
-                    assert isinstance(column_type, GraphQLInputObjectType)
-                    column_path = written.parameter((*at, column_name), operators.name)
-                    columns[column_name] = self._operators(column_type, operators, column_path, written)
-                quantified[word] = columns
+                quantified[word] = self._aggregate_columns(target, word, word_type, inner, path=at, written=written)
         return graphql_name, quantified
+
+    def _aggregate_columns(
+        self,
+        entity: Entity,
+        word: str,
+        type_: GraphQLInputObjectType,
+        parameter: Parameter,
+        *,
+        path: Path,
+        written: Written,
+    ) -> dict[str, Any]:
+        """`[<column>][op]=value` members of an aggregate's conditions (`<Type>AggregateFilter`), by column."""
+        columns: dict[str, Any] = {}
+        for column, operators in parameter.members.items():
+            column_field = entity.rest_field(column)
+            column_name = column_field.name if column_field and column not in type_.fields else column
+            column_definition = type_.fields.get(column_name)
+            if column_definition is None:
+                raise bad(f"{word} is not offered for {column!r} of {entity.type_name}", operators.name)
+            column_type = unwrap(column_definition.type)
+            assert isinstance(column_type, GraphQLInputObjectType)
+            column_path = written.parameter((*path, column_name), operators.name)
+            columns[column_name] = self._operators(column_type, operators, column_path, written)
+        return columns
+
+    def bracket_having(self, entity: Entity, parameter: Parameter) -> Any:
+        """`having[count][gt]=n&having[sum][amount][gte]=n` as a coerced `<Type>HavingInput` value."""
+        type_ = self.get(entity.names.having)
+        if type_ is None:
+            raise bad(f"{entity.type_name} rows cannot be grouped", parameter.name)
+        written = Written(parameter.name, brackets=True)
+        value: dict[str, Any] = {}
+        for word, member in parameter.members.items():
+            definition = type_.fields.get(word)
+            if definition is None:
+                offered = ", ".join(type_.fields)
+                raise bad(f"{parameter.name} takes {offered}; got {word!r}", member.name)
+            word_type = unwrap(definition.type)
+            assert isinstance(word_type, GraphQLInputObjectType)
+            at = written.parameter((word,), member.name)
+            if word == "count":
+                value[word] = self._operators(word_type, member, at, written)
+            else:
+                value[word] = self._aggregate_columns(entity, word, word_type, member, path=at, written=written)
+        return self.validated(value, type_, written)
 
     def _operators(
         self, type_: GraphQLInputObjectType, parameter: Parameter, path: Path, written: Written

@@ -61,7 +61,7 @@ class Listings:
             offset=_count(parameters.take_value("offset"), "offset"),
             after=parameters.take_value("after"),
             before=parameters.take_value("before"),
-            cursors=_switch(parameters.take_value("cursors"), "cursors"),
+            cursors=switch(parameters.take_value("cursors"), "cursors"),
         )
 
     def from_body(self, entity: Entity, body: Any) -> Listing:
@@ -87,10 +87,10 @@ class Listings:
                             raise bad(f"unknown embed member {control!r}", f"embed.{path}.{control}")
                         if member is not None:
                             top = parameters.setdefault(control, Parameter(control))
-                            top.members[path] = Parameter(f"embed.{path}.{control}", _body_text(member, control))
+                            top.members[path] = Parameter(f"embed.{path}.{control}", body_text(member, control))
                 continue
             parameter = parameters.setdefault(name, Parameter(name))
-            parameter.value = _body_text(value, name)
+            parameter.value = body_text(value, name)
         return self.from_query(entity, Parameters(parameters))
 
     def selection_from_query(self, entity: Entity, parameters: Parameters) -> Selection:
@@ -225,7 +225,7 @@ class Listings:
         of the included rows; errors name the parameter as written (`filter[title][like]`, `filter[nope]`)."""
         parts: list[Mapping[str, Any]] = []
         if parameter.value is not None:
-            value = _json_object(parameter.value, parameter.name)
+            value = json_object(parameter.value, parameter.name)
             parts.append(self.inputs.coerce(value, entity.names.filter, Written(parameter.name, brackets=True)))
         if parameter.members:
             parts.append(self.inputs.bracket_filter(entity, Parameter(parameter.name, None, parameter.members)))
@@ -420,11 +420,11 @@ def split_items(value: Any, name: str) -> list[str]:
     raise bad(f"{name} must be a string or a list of strings", name)
 
 
-def _body_text(value: Any, name: str) -> str:
-    """A search body member as the URL parameter text it stands for."""
+def body_text(value: Any, name: str) -> str:
+    """A body member (search, aggregate) as the URL parameter text it stands for."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, int):
+    if isinstance(value, int | float):
         return str(value)
     if isinstance(value, dict):
         return json.dumps(value)
@@ -441,7 +441,7 @@ def _count(text: str | None, name: str) -> int | None:
     return int(text)
 
 
-def _switch(text: str | None, name: str) -> bool:
+def switch(text: str | None, name: str) -> bool:
     if text is None:
         return False
     if text.lower() not in ("true", "false"):
@@ -449,7 +449,7 @@ def _switch(text: str | None, name: str) -> bool:
     return text.lower() == "true"
 
 
-def _json_object(text: str, name: str) -> Any:
+def json_object(text: str, name: str) -> Any:
     value = parse_json(text.encode(), name, field=name)
     if not isinstance(value, dict):
         raise bad(f"{name} must be a JSON object", name)

@@ -39,6 +39,13 @@ class RestPlanner:
         if action is Action.READ_COLUMN:
             assert api.column is not None
             return self.row(api, Selection(fields=(api.column.name,)))
+        if action is Action.AGGREGATE:
+            assert api.aggregate is not None
+            run = ReadRun(self.model, self.index, self.limits)
+            root = run.aggregate(api.entity, api.aggregate)
+            assert root.read is not None
+            keys = tuple(o.key for o in root.read.page_outputs) if root.split else (root.key,)
+            return PlannedRead(ReadPlan((root,)), run.params, keys)
         return self.writes.plan(api)
 
     def row(self, api: ApiRequest, selection: Selection) -> PlannedRead:

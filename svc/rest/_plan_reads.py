@@ -15,6 +15,11 @@ from svc.config import LimitsConfig
 from svc.errors import Code, SvcError
 from svc.model import Cardinality, ComputedField, Entity, Model, ReturnKind, RootFunction
 from svc.plan import (
+    Aggregate,
+    AggregateFunction,
+    AggregateOutput,
+    AggregatePlanner,
+    Aggregates,
     And,
     Arguments,
     ColumnOutput,
@@ -27,10 +32,13 @@ from svc.plan import (
     FieldKind,
     Filter,
     FunctionCall,
+    Grouping,
     Hierarchy,
     JsonPathOutput,
     JunctionLink,
+    KeyForm,
     KeyLookup,
+    KeyOptions,
     Link,
     NestedOutput,
     Not,
@@ -47,13 +55,14 @@ from svc.plan import (
     RootField,
     RowsFormat,
     Shape,
+    bad_input,
     link_of,
     row_version,
     table,
     value_map,
 )
 
-from ._api_request import Include, Listing, Selection
+from ._api_request import AggregateRequest, AggregateSet, Include, Listing, Selection
 from ._plan_names import BODY, COMPUTED_ARGUMENTS, FILTERS, PARAMETERS
 from ._planned import END, ESTIMATE, HAS_NEXT, HAS_PREVIOUS, ROW, ROW_COUNT, ROWS, START, TOTAL, VALUE, VERSION
 
@@ -152,6 +161,62 @@ class ReadRun:
     def filter(self, entity: Entity, value: Mapping[str, Any] | None, parameter: str) -> Filter | None:
         """A coerced `<Type>Filter` planned; errors name the URL parameter (`filter[title][like]`)."""
         return self._filters.filter(entity, value, [parameter])
+
+    # --- aggregates ------------------------------------------------------------------------------------------------
+
+    def aggregate(self, entity: Entity, request: AggregateRequest) -> RootField:
+        """SPEC "Aggregate request members": the sets as the members of one connection over the rows the request's
+        filter selects (one scan); one set's object or list is the body, named sets an object of them."""
+        aggregates = AggregatePlanner(self._filters)
+        outputs = tuple(
+            PageOutput(name or VALUE, PageMember.AGGREGATES, aggregates=self._aggregate_set(entity, spec, aggregates))
+            for name, spec in request.sets
+        )
+        read = Read(
+            source=table(entity),
+            shape=Shape(()),
+            kind=ReadKind.PAGE,
+            filter=self.filter(
+                entity, request.filter or (request.sets[0][1].filter if not request.named else None), "filter"
+            ),  # fmt: skip
+            page_outputs=outputs,
+        )
+        return RootField(VALUE, read, nullable=False, split=not request.named)
+
+    def _aggregate_set(self, entity: Entity, spec: AggregateSet, aggregates: AggregatePlanner) -> Aggregates:
+        prefix = spec.prefix
+        filter_ = self.filter(entity, spec.filter, f"{prefix}filter")  # a named set's own, narrowing the request's
+        outputs = [AggregateOutput("count", Aggregate(AggregateFunction.COUNT, filter=filter_))]
+        for member, fields in spec.members:
+            values = tuple(
+                AggregateOutput(
+                    field.rest_name,
+                    aggregates.aggregate(
+                        member, field, filter_, fraction=spec.fraction, fraction_path=(f"{prefix}fraction",)
+                    ),
+                    aggregates.member_map(member, field),
+                )
+                for field in fields
+            )
+            outputs.append(AggregateOutput(member.value, members=values))
+        if not spec.group:
+            return Aggregates(tuple(outputs), filter_)
+        options = KeyOptions(
+            spec.time_zone,
+            spec.bin_width,
+            spec.bin_origin,
+            (f"{prefix}timeZone",),
+            (f"{prefix}binWidth",),
+            (f"{prefix}binOrigin",),
+        )
+        keys = aggregates.keys([value for _, value in spec.group], options, (f"{prefix}group",))
+        if spec.fill_gaps and (len(keys) != 1 or keys[0].form is KeyForm.VALUE):
+            raise bad_input("fillGaps needs group to be one truncated or binned key", (f"{prefix}fillGaps",))
+        having = aggregates.having(entity, spec.having, filter_, [f"{prefix}having"])
+        limit = self.params.add(self.limits.groups, "bigint") if self.limits.groups is not None else None
+        names = tuple(name for name, _ in spec.group)
+        outputs.insert(0, AggregateOutput("keys", keys=True, key_names=names))
+        return Aggregates(tuple(outputs), filter_, Grouping(keys, having, spec.fill_gaps, limit))
 
     # --- one row -----------------------------------------------------------------------------------------------
 

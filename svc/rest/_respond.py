@@ -81,6 +81,9 @@ class Responder:
             return self._row(api, answer)
         if action is Action.READ_COLUMN:
             return self._column(api, answer)
+        if action is Action.AGGREGATE:  # one text: the set's object or list, or the named sets' object
+            (text,) = answer.values()
+            return json_response(200, text if text is not None else b"null")
         if action is Action.CALL:
             assert api.call is not None
             if api.call.function.returns.kind is ReturnKind.VOID:

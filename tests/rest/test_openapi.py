@@ -104,7 +104,10 @@ def test_paths_are_the_canonical_paths_of_the_index(models, name):
     config, model = models(name)
     index = RestIndex(model, config.database.schemas)
     doc = document(models, name)
-    bases = {path.split("/{")[0].removesuffix("/search") for path in doc["paths"]} - {"/rest", "/rest/node"}
+    bases = {path.split("/{")[0].removesuffix("/search").removesuffix("/aggregate") for path in doc["paths"]} - {
+        "/rest",
+        "/rest/node",
+    }
     assert bases == {r.path for r in index.resources} | {f.path for f in index.functions}
 
 
@@ -275,7 +278,8 @@ def test_a_table_has_every_operation(models):
 def test_an_entity_without_a_key_has_no_row_paths(models):
     paths = document(models, "writes")["paths"]
     assert set(paths["/rest/notes"]) == {"get", "post"}  # no key: no collection update, delete or upsert
-    assert not [path for path in paths if path.startswith("/rest/notes/") and path != "/rest/notes/search"]
+    rest = {"/rest/notes/search", "/rest/notes/aggregate"}
+    assert not [path for path in paths if path.startswith("/rest/notes/") and path not in rest]
     # A materialized view with a unique index (lookups in GraphQL) but no primary key: no row path either.
     catalog = document(models, "catalog_features")
     assert not [path for path in catalog["paths"] if path.startswith("/rest/category_sales/{")]

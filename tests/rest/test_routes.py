@@ -189,8 +189,6 @@ async def test_head_answers_like_get_without_a_body(rest, path):
 @pytest.mark.parametrize(
     ("method", "path", "detail", "extra"),
     [
-        ("GET", "/rest/books/aggregate", "/rest/books/aggregate: aggregates are not served yet", {}),
-        ("POST", "/rest/books/aggregate", "/rest/books/aggregate: aggregates are not served yet", {}),
         (
             "POST",
             "/rest/books/search/fuzzy",
@@ -218,7 +216,6 @@ async def test_routes_not_served_yet_are_404(rest, method, path, detail, extra):
 @pytest.mark.parametrize(
     "path",
     [
-        "/rest/books/aggregate",
         "/rest/books/search/fuzzy",
         "/rest/search",
         "/rest/books/1/title",  # not a binary column
@@ -265,6 +262,7 @@ async def test_node_is_a_reserved_word_with_one_segment_after_it(rest):
 
 
 async def test_a_row_whose_key_is_a_reserved_route_word_is_not_read_by_key(rest):
-    """`aggregate` and `search` after a resource are routes, never keys (SPEC route table)."""
-    assert (await rest.get("/rest/notes/aggregate")).status_code == 404
+    """`aggregate` and `search` after a resource are routes, never keys (SPEC route table): the table's aggregates,
+    not the row keyed `aggregate`."""
+    assert (await rest.get("/rest/notes/aggregate")).json() == {"count": 7}
     assert (await rest.get("/rest/notes/search")).status_code == 405
