@@ -102,8 +102,10 @@ class Subscription:
         self.request = request
         self.role = role
         self.live = live
-        #: Which statement answers it each round (computed when it is planned, not every round).
+        #: Which statement answers it each round, and its values as that statement takes them (computed when it is
+        #: planned, not every round); subscribers with equal texts share a row.
         self.group = _group(live)
+        self.texts = poller.pipeline.batch_texts(live.params.values)
         self.client = client
         self.generation = 0
         self.digest: bytes | None = None
@@ -289,6 +291,7 @@ class Poller:
             return False
         subscription.live = planned
         subscription.group = _group(planned)
+        subscription.texts = self.pipeline.batch_texts(planned.params.values)
         subscription.generation = snapshot.generation
         return True
 
@@ -305,12 +308,12 @@ class Poller:
     async def _read_group(self, members: Sequence[Subscription]) -> None:
         """One statement for the group; subscribers with equal values share its row."""
         live = members[0].live
-        rows: dict[Hashable, int] = {}
-        sets: list[Sequence[Any]] = []
+        rows: dict[tuple[str | None, ...], int] = {}
+        sets: list[tuple[str | None, ...]] = []
         for member in members:
-            if member.live.values_key not in rows:
-                rows[member.live.values_key] = len(sets)
-                sets.append(member.live.params.values)
+            if member.texts not in rows:
+                rows[member.texts] = len(sets)
+                sets.append(member.texts)
         try:
             async with self._limiter:
                 texts = await self.pipeline.read_batch(live.statements, live.plan, sets, live.context)
@@ -319,10 +322,14 @@ class Poller:
             return
         self._recovered()
         for member in members:
-            self._send(member, member.live.body(texts[rows[member.live.values_key]]))
+            self._send(member, member.live.body(texts[rows[member.texts]]))
 
     async def _failed(
-        self, members: Sequence[Subscription], rows: dict[Hashable, int], sets: list[Sequence[Any]], error: SvcError
+        self,
+        members: Sequence[Subscription],
+        rows: dict[tuple[str | None, ...], int],
+        sets: list[tuple[str | None, ...]],
+        error: SvcError,
     ) -> None:
         """A group's statement failed: wait for the database, or find whose values fail by reading each alone."""
         if error.code is Code.DATABASE_UNAVAILABLE:
@@ -344,7 +351,7 @@ class Poller:
             except SvcError as alone:
                 answers.append(alone)
         for member in members:
-            answer = answers[rows[member.live.values_key]]
+            answer = answers[rows[member.texts]]
             failed = isinstance(answer, SvcError)
             self._send(member, member.live.failure(answer).body if failed else member.live.body(answer))
 

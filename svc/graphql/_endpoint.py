@@ -12,7 +12,7 @@ rest kept), HALT (no data); the older NO_PROPAGATE and ABORT mean NULL and HALT.
 import enum
 import json
 import logging
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -87,8 +87,6 @@ class LiveQuery:
     statements: Statements
     context: Context
     keys: tuple[str, ...]
-    #: The values as a hashable key: live queries of one batch with equal values are read once.
-    values_key: Hashable
 
     def body(self, texts: Sequence[bytes | None]) -> bytes:
         """The execution result of one read's texts (the root fields' JSON, never decoded)."""
@@ -173,7 +171,6 @@ class GraphqlEndpoint:
             self.statements,
             _context(operation, request, request_id),
             planned.keys,
-            _hashable(planned.params.values),
         )
 
     async def _mutate(
@@ -364,10 +361,3 @@ def _not_a_query(operation: OperationDefinitionNode, request: GraphqlRequest) ->
         "a subscription is served over WebSocket (graphql-transport-ws), server-sent events (/graphql/stream) or "
         "multipart HTTP (Accept: multipart/mixed;subscriptionSpec=1.0), not as a plain POST",
     )
-
-
-def _hashable(value: Any) -> Hashable:
-    """A value as a key: lists as tuples (values of `in` filters are lists)."""
-    if isinstance(value, list | tuple):
-        return tuple(_hashable(item) for item in value)  # pyright: ignore[reportUnknownVariableType]
-    return value

@@ -69,18 +69,28 @@ class Pipeline:
         except psycopg.Error as exc:
             raise answer_error(exc, statements.errors, context.request_id) from exc
 
+    @staticmethod
+    def batch_texts(values: Sequence[Any]) -> tuple[str | None, ...]:
+        """A plan's values in the text form `read_batch` passes them in: a live query's, dumped once when it is
+        planned rather than in every round; equal texts are equal values."""
+        dump = _TextDumps()
+        return tuple(dump(value) for value in values)
+
     async def read_batch(
-        self, statements: Statements, plan: ReadPlan, sets: Sequence[Sequence[Any]], context: Context
+        self,
+        statements: Statements,
+        plan: ReadPlan,
+        sets: Sequence[Sequence[str | None]],
+        context: Context,
     ) -> list[tuple[bytes | None, ...]]:
-        """The JSON texts of the plan's root fields for each set of its values, in order, from ONE statement (SPEC
-        "Subscriptions": live queries of one compiled shape and the same session are read together). Each set was
-        checked against the limits when its live query was planned."""
+        """The JSON texts of the plan's root fields for each set of its values (as `batch_texts` gives them), in
+        order, from ONE statement (SPEC "Subscriptions": live queries of one compiled shape and the same session are
+        read together). Each set was checked against the limits when its live query was planned."""
         if not sets:
             return []
         width = len(sets[0])
         compiled = statements.batch(plan, width)
-        dump = _TextDumps()
-        named = {f"b{index}": [dump(values[index]) for values in sets] for index in range(width)}
+        named = {f"b{index}": [values[index] for values in sets] for index in range(width)}
         try:
             rows = await self.executor.fetch_rows(compiled.statement, named, tags=context.tags, session=context.session)
         except psycopg.Error as exc:

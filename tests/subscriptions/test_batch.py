@@ -63,7 +63,10 @@ async def test_one_statement_answers_every_set_as_reading_it_alone(live):
     for members in groups.values():
         before = executor.counter.sent
         batch = await pipeline.read_batch(
-            members[0].statements, members[0].plan, [m.params.values for m in members], members[0].context
+            members[0].statements,
+            members[0].plan,
+            [pipeline.batch_texts(m.params.values) for m in members],
+            members[0].context,
         )
         assert executor.counter.sent - before == 1
         for member, texts in zip(members, batch, strict=True):
@@ -74,7 +77,9 @@ async def test_one_statement_answers_every_set_as_reading_it_alone(live):
 async def test_a_shape_without_values(live):
     plan, pipeline, _ = live
     query = plan("subscription { shelves { label } }", {})
-    (texts,) = await pipeline.read_batch(query.statements, query.plan, [query.params.values], query.context)
+    (texts,) = await pipeline.read_batch(
+        query.statements, query.plan, [pipeline.batch_texts(query.params.values)], query.context
+    )
     alone = await pipeline.read(query.statements, query.plan, query.params, query.context)
     assert query.body(texts) == query.body(alone)
 
@@ -88,13 +93,18 @@ async def test_cursors_and_every_value_reach_their_set(live):
     )
     every = plan(query, {"first": 10, "order": order})
     titles = _titles(
-        every, (await pipeline.read_batch(every.statements, every.plan, [every.params.values], every.context))[0]
+        every,
+        (
+            await pipeline.read_batch(
+                every.statements, every.plan, [pipeline.batch_texts(every.params.values)], every.context
+            )
+        )[0],
     )
     cursors = _cursors(every, await pipeline.read(every.statements, every.plan, every.params, every.context))
     sets = [plan(query, {"first": size, "order": order, "after": cursors[at]}) for size, at in ((1, 0), (2, 2), (3, 1))]
     assert len({s.plan for s in sets}) == 1  # a cursor is a value: one shape
     answers = await pipeline.read_batch(
-        sets[0].statements, sets[0].plan, [s.params.values for s in sets], sets[0].context
+        sets[0].statements, sets[0].plan, [pipeline.batch_texts(s.params.values) for s in sets], sets[0].context
     )
     assert [_titles(s, t) for s, t in zip(sets, answers, strict=True)] == [titles[1:2], titles[3:5], titles[2:5]]
 
