@@ -97,6 +97,11 @@ class EdgeField(enum.Enum):
 
     CURSOR = "cursor"
     NODE = "node"
+    ROW_NUMBER = "rowNumber"
+    RANK = "rank"
+    DENSE_RANK = "denseRank"
+    PERCENT_RANK = "percentRank"
+    RUNNING_SUM = "runningSum"
 
 
 class PayloadField(enum.Enum):
@@ -206,7 +211,8 @@ def attach_meanings(schema: GraphQLSchema, model: Model) -> None:
         names = entity.names
         _attach(_object_type(schema, names.type), entity_fields(entity))
         _attach(_object_type(schema, names.connection), _CONNECTION)
-        _attach(_object_type(schema, names.edge), _EDGE)
+        edge = _object_type(schema, names.edge)
+        _attach(edge, {name: meaning for name, meaning in _EDGE.items() if name in edge.fields})
         _attach_aggregates(schema, entity)
         payload = PayloadNames.of(names).meanings()
         for payload_name in (

@@ -59,6 +59,7 @@ from svc.plan import (
     FunctionCall,
     GlobalIdOutput,
     Grouping,
+    GroupKey,
     Hierarchy,
     JsonRows,
     JunctionLink,
@@ -81,6 +82,9 @@ from svc.plan import (
     Shape,
     ValueMap,
     ValueMapping,
+    Window,
+    WindowFunction,
+    WindowOutput,
     bad_input,
     coerce,
     decode_global_id,
@@ -94,6 +98,14 @@ from svc.plan import (
 
 from ._field_collector import Collected, Collector
 from ._field_meanings import MEANING, ConnectionField, EdgeField, GroupField, RootKind, RootMeaning, meaning_of
+
+#: Edge window values (SPEC "Connection objects").
+_WINDOWS = {
+    EdgeField.ROW_NUMBER: WindowFunction.ROW_NUMBER,
+    EdgeField.RANK: WindowFunction.RANK,
+    EdgeField.DENSE_RANK: WindowFunction.DENSE_RANK,
+    EdgeField.PERCENT_RANK: WindowFunction.PERCENT_RANK,
+}
 
 #: Introspection root fields are answered by graphql-core, not by SQL.
 INTROSPECTION_FIELDS = frozenset({"__schema", "__type"})
@@ -340,7 +352,10 @@ class PlanRun:
                 outputs.append(PageOutput(key, PageMember.NODES))
                 _merge(node_selections, self.collector.subfields(entity.type_name, fields))
             elif member is ConnectionField.EDGES:
-                outputs.append(self._edges(key, entity, definition, fields, node_selections))
+                edges = self._edges(
+                    key, entity, definition, fields, node_selections, order=order, place=place.at(key, "edges")
+                )
+                outputs.append(edges)
             elif member is ConnectionField.PAGE_INFO:
                 outputs.append(self._page_info(key, definition, fields))
             elif member in (ConnectionField.AGGREGATES, ConnectionField.GROUPED_AGGREGATES):
@@ -351,21 +366,73 @@ class PlanRun:
         return tuple(outputs), node_selections
 
     def _edges(
-        self, key: str, entity: Entity, definition: GraphQLField, fields: list[FieldNode], node_selections: Collected
+        self,
+        key: str,
+        entity: Entity,
+        definition: GraphQLField,
+        fields: list[FieldNode],
+        node_selections: Collected,
+        *,
+        order: Order | None,
+        place: Place,
     ) -> PageOutput:
         edge = object_type_of(definition)
-        cursor_keys, node_keys, constants = [], [], []
+        cursor_keys, node_keys, constants, windows = [], [], [], []
         for edge_key, edge_fields in self.collector.subfields(edge.name, fields).items():
             name = edge_fields[0].name.value
             if name == "__typename":
                 constants.append(ConstantOutput(edge_key, edge.name))
-            elif meaning_of(edge.fields[name], EdgeField) is EdgeField.CURSOR:
+                continue
+            meaning = meaning_of(edge.fields[name], EdgeField)
+            if meaning is EdgeField.CURSOR:
                 cursor_keys.append(edge_key)
-            else:
+            elif meaning is EdgeField.NODE:
                 node_keys.append(edge_key)
                 _merge(node_selections, self.collector.subfields(entity.type_name, edge_fields))
-        shape = EdgeShape(tuple(cursor_keys), tuple(node_keys), tuple(constants))
+            else:
+                definition_ = edge.fields[name]
+                partition_by = get_argument_values(definition_, edge_fields[0], self.variables).get("partitionBy")
+                where = place.at(edge_key)
+                partition = self._partition(entity, partition_by, where.at("partitionBy"))
+                windows.append(
+                    self._window(edge_key, meaning, definition_, edge_fields, partition=partition, order=order)
+                )
+        shape = EdgeShape(tuple(cursor_keys), tuple(node_keys), tuple(constants), tuple(windows))
         return PageOutput(key, PageMember.EDGES, edge=shape)
+
+    def _partition(self, entity: Entity, names: Sequence[str] | None, place: Place) -> tuple[GroupKey, ...]:
+        """`partitionBy` keys: columns, or dates and timestamps truncated (bins take a width no edge gives)."""
+        if not names:
+            return ()
+        values = group_values(entity)
+        keys = self.aggregates.keys([values[name] for name in names], KeyOptions(), place.path)
+        if any(key.form is KeyForm.BINNED for key in keys):
+            raise bad_input("partitionBy takes columns and truncated dates, not binned keys", place.path)
+        return keys
+
+    def _window(
+        self,
+        key: str,
+        meaning: EdgeField,
+        definition: GraphQLField,
+        fields: list[FieldNode],
+        *,
+        partition: tuple[GroupKey, ...],
+        order: Order | None,
+    ) -> WindowOutput:
+        ranked = order.given if order is not None else 0
+        if meaning is not EdgeField.RUNNING_SUM:
+            return WindowOutput(key, Window(_WINDOWS[meaning], partition, ranked=ranked))
+        sums = object_type_of(definition)
+        members: list[WindowOutput] = []
+        for member_key, member_fields in self.collector.subfields(sums.name, fields).items():
+            name = member_fields[0].name.value
+            if name == "__typename":
+                continue  # an object of sums has no rows of its own to type
+            field = meaning_of(sums.fields[name], Field)
+            window = Window(WindowFunction.RUNNING_SUM, partition, field.column, ranked)
+            members.append(WindowOutput(member_key, window, self.aggregates.member_map(AggregateMember.SUM, field)))
+        return WindowOutput(key, members=tuple(members))
 
     def _page_info(self, key: str, definition: GraphQLField, fields: list[FieldNode]) -> PageOutput:
         page_info = object_type_of(definition)

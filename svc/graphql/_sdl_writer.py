@@ -381,7 +381,25 @@ class _Writer:
                 f" [{names.aggregates_group}!]!"
             )
         out.add("}\n")
-        out.add(f"type {names.edge} {{\n  cursor: Cursor!\n  node: {names.type}!\n}}\n")
+        out.add(f"type {names.edge} {{\n  cursor: Cursor!\n  node: {names.type}!")
+        partition = f"(partitionBy: [{names.group_by}!])" if grouped else ""
+        windows = [
+            ("rowNumber", "Int!", "The row's number"),
+            ("rank", "Int!", "The row's rank by the orderBy values (ties share it, gaps follow)"),
+            ("denseRank", "Int!", "The row's rank by the orderBy values, without gaps"),
+            ("percentRank", "Float!", "(rank - 1) / (rows - 1) of the row's partition"),
+        ]
+        if AggregateMember.SUM in offered_members(entity):
+            sums = member_type_name(names, AggregateMember.SUM)
+            windows.append(("runningSum", f"{sums}!", "Sums of the numeric columns up to this row"))
+        for name, type_, text in windows:
+            out.describe(
+                f"{text}, over every row the connection selects in its order (earlier pages included); with"
+                " `partitionBy`, within the row's partition.",
+                "  ",
+            )
+            out.add(f"  {name}{partition}: {type_}")
+        out.add("}\n")
         self._aggregates(entity, grouped)
 
     def _aggregates(self, entity: Entity, grouped: bool) -> None:

@@ -94,6 +94,9 @@ from ._ir import (
     Table,
     ValueMap,
     ValueMapping,
+    Window,
+    WindowFunction,
+    WindowOutput,
 )
 from ._limits import LimitExceeded, check_mutation, check_read, count_rows
 from ._mapping import EVERYTHING, Everything, Selection, row_version, value_map, without_versions
@@ -150,6 +153,9 @@ __all__ = [
     "AggregateRef",
     "Aggregates",
     "GroupKey",
+    "Window",
+    "WindowFunction",
+    "WindowOutput",
     "GroupValue",
     "Grouping",
     "KeyForm",

@@ -260,9 +260,9 @@ class AggregatePlanner:
                 key = attrs.evolve(key, time_zone=time_zone)
             if value.form is KeyForm.BINNED:
                 width, origin = self._bins(type_, options)
-                key = attrs.evolve(key, width=width, origin=origin, map=_binned_map(type_, key.map))
-            if value.form is not KeyForm.VALUE:
-                key = attrs.evolve(key, map=ValueMap.AS_IS if value.form is KeyForm.TRUNCATED else key.map)
+                key = attrs.evolve(key, width=width, origin=origin, map=_binned_map(type_))
+            if value.form is KeyForm.TRUNCATED:  # dates and timestamps, written as ISO strings
+                key = attrs.evolve(key, map=ValueMap.AS_IS)
             if key not in keys:
                 keys.append(key)
         if options.bin_width is not None and not any(k.form is KeyForm.BINNED for k in keys):
@@ -283,10 +283,12 @@ class AggregatePlanner:
         if width is None:
             raise bad_input("a binned key needs binWidth", options.bin_width_path)
         if type_ is KeyType.NUMBER:
-            number = _number(width, options.bin_width_path)
+            number = scalar(width, Scalar.DECIMAL, options.bin_width_path)
             if number <= 0:
                 raise bad_input(f"binWidth must be above 0; got {width!r}", options.bin_width_path)
-            start = _number(origin, options.bin_origin_path) if origin is not None else decimal.Decimal(0)
+            start = (
+                scalar(origin, Scalar.DECIMAL, options.bin_origin_path) if origin is not None else decimal.Decimal(0)
+            )
             return self.params.add(number, "numeric"), self.params.add(start, "numeric")
         interval = _duration(width, options.bin_width_path)
         if origin is None:
@@ -324,19 +326,9 @@ class AggregatePlanner:
         return And(tuple(items)) if len(items) != 1 else items[0]
 
 
-def _binned_map(type_: KeyType, column_map: ValueMapping) -> ValueMapping:
-    """Numbers binned from any numeric column are numeric bins (Decimal strings stay strings)."""
+def _binned_map(type_: KeyType) -> ValueMapping:
+    """Bins of numbers are numeric (Decimal: strings) whatever the column's type; of dates and times, timestamps."""
     return ValueMap.TEXT if type_ is KeyType.NUMBER else ValueMap.AS_IS
-
-
-def _number(value: Any, path: Path) -> decimal.Decimal:
-    try:
-        number = decimal.Decimal(str(value)) if not isinstance(value, bool) else None
-    except decimal.InvalidOperation:
-        number = None
-    if number is None or not number.is_finite():
-        raise bad_input(f"expected a number; got {value!r}", path)
-    return number
 
 
 def _duration(value: Any, path: Path) -> datetime.timedelta:

@@ -63,6 +63,8 @@ class Order:
     signature: str
     #: Whether the order is total (it ends with the key): keyset cursors need it; otherwise they hold positions.
     total: bool = True
+    #: How many of the items the orderBy gave (the rest is the key appended): ranks compare these.
+    given: int = 0
 
 
 def link_of(relation: Relation, model: Model) -> Link | JunctionLink:
@@ -277,6 +279,7 @@ class Arguments:
                 if item.expression not in [i.expression for i in items]:
                     items.append(item)
                     types.append(sql_type)
+        from_order_by = len(items)
         if given or default_key:
             for column in entity.primary_key or ():
                 expression = ColumnRef(column)
@@ -289,7 +292,7 @@ class Arguments:
             # Ties or no order values at all (a view without a key, a function's own order): keyset cursors would
             # skip or repeat rows, so cursors hold the row's position instead (`connection_page`).
             signature = f"{entity.type_name}:{','.join(given) or 'SOURCE'}:POSITION"
-        return Order(tuple(items), tuple(types), signature, total)
+        return Order(tuple(items), tuple(types), signature, total, from_order_by)
 
     def _order_items(self, entity: Entity, order: OrderValue) -> list[tuple[OrderItem, str]]:
         kind, descending, nulls_first = order.kind, order.descending, order.nulls_first

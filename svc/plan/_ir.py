@@ -408,6 +408,39 @@ class CursorOutput:
     key: str
 
 
+class WindowFunction(enum.Enum):
+    """A value of a row computed over every row its read selects, in the read's order (SPEC "Connection objects":
+    edge window values; REST `window=`, `running=`)."""
+
+    ROW_NUMBER = "row_number"
+    RANK = "rank"  # ranks compare the orderBy values only
+    DENSE_RANK = "dense_rank"
+    PERCENT_RANK = "percent_rank"
+    RUNNING_SUM = "running_sum"  # of `column`, in the whole order
+
+
+@attrs.frozen
+class Window:
+    """One window value: `function` over the rows of the row's partition (`partition` keys; none: every row), in
+    the read's order; ranks compare its first `ranked` order items (the orderBy's own, not the key appended)."""
+
+    function: WindowFunction
+    partition: tuple["GroupKey", ...] = ()
+    column: str | None = None
+    ranked: int = 0
+
+
+@attrs.frozen
+class WindowOutput:
+    """A window value under `key` (`window` set), or an object of such members (`runningSum { amount }`, REST's
+    `_window`)."""
+
+    key: str
+    window: Window | None = None
+    map: ValueMapping = ValueMap.AS_IS
+    members: tuple["WindowOutput", ...] = ()
+
+
 @attrs.frozen
 class JsonPathOutput:
     """The first item a JSON path selects in a JSON column (REST `path[column]=<path>`), or null."""
@@ -426,6 +459,7 @@ Output = (
     | NestedOutput
     | CursorOutput
     | JsonPathOutput
+    | WindowOutput
 )
 
 
@@ -478,6 +512,7 @@ class EdgeShape:
     cursor_keys: tuple[str, ...]
     node_keys: tuple[str, ...]
     constants: tuple[ConstantOutput, ...] = ()
+    windows: tuple[WindowOutput, ...] = ()
 
 
 @attrs.frozen

@@ -120,6 +120,15 @@ class Include:
 
 
 @attrs.frozen
+class ListWindows:
+    """`window=`, `partition=`, `running=` of a list (SPEC "List query parameters"): each row's `_window`."""
+
+    functions: tuple[str, ...] = ()  # rowNumber, rank, denseRank, percentRank
+    partition: tuple[GroupValue, ...] = ()
+    running: tuple[Field, ...] = ()
+
+
+@attrs.frozen
 class Listing:
     """A read of an entity's rows: its filter (coerced `<Type>Filter` value), order (`<Type>OrderBy` values), page
     and row members."""
@@ -133,6 +142,7 @@ class Listing:
     after: str | None = None
     before: str | None = None
     cursors: bool = False
+    windows: ListWindows | None = None
 
 
 @attrs.frozen

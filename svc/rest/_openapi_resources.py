@@ -25,7 +25,7 @@ from ._openapi_values import Schema, described, is_bytea, is_json, nullable
 from ._resources import Resource
 
 _LIST_PARAMETERS = ("filter", "order", "first", "after", "last", "before", "offset", "fields", "include", "cursors",
-                    "inner", "anti")  # fmt: skip
+                    "window", "partition", "running", "inner", "anti")  # fmt: skip
 _LIST_HEADERS = ("Link", "Accept-Ranges", "Content-Range", "X-Total-Count", "X-Total-Count-Estimate",
                  "Preference-Applied")  # fmt: skip
 _SEARCH_HEADERS = ("X-Next-Cursor", "X-Previous-Cursor", "Accept-Ranges", "Content-Range", "X-Total-Count",

@@ -414,7 +414,8 @@ def _row_description(entity: Entity) -> str:
     text = entity.description or f"A row of the {kind} `{entity.schema}.{entity.table}`."
     return (
         f"{text}\n\n`fields=` picks members, `include=` adds relations (to-one: an object or null; to-many: an array)"
-        " and `cursors=true` adds `_cursor`."
+        " and `cursors=true` adds `_cursor`; a list's `window=`/`running=` add `_window` (`rowNumber`, `rank`,"
+        " `denseRank`, `percentRank`, `runningSum: {<column>: sum}`)."
     )
 
 

@@ -77,6 +77,22 @@ def _parameters(config: Config) -> dict[str, Schema]:
             _STRING,
         ),
         "cursors": _query("cursors", "`true`: each row gets `_cursor`.", {"type": "boolean"}),
+        "window": _query(
+            "window",
+            "Window values of each row, over every row the list selects in its order (earlier pages included),"
+            " under `_window`; ranks compare the `order` values only.",
+            {"type": "array", "items": {"type": "string", "enum": ["rowNumber", "rank", "denseRank", "percentRank"]}},
+            style="form",
+            explode=False,
+        ),
+        "partition": _query(
+            "partition",
+            "Comma-separated columns (`column:<unit>` truncates a date or timestamp) the window values restart at.",
+            _STRING,
+        ),
+        "running": _query(
+            "running", "Comma-separated numeric columns: `_window.runningSum.<column>` up to each row.", _STRING
+        ),
         "inner": _query("inner", "Comma-separated included relations a row must have a row in.", _STRING),
         "anti": _query("anti", "Comma-separated included relations a row must have no row in.", _STRING),
         "path": _query(

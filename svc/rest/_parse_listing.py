@@ -16,10 +16,22 @@ from typing import Any
 import attrs
 
 from svc.errors import Code, SvcError
-from svc.model import Cardinality, Entity, Model, ReturnKind, upper_snake
-from svc.plan import EntityIndex, FieldKind, parse_json
+from svc.model import Cardinality, Entity, Field, Model, ReturnKind, upper_snake
+from svc.plan import (
+    TRUNCATION_UNITS,
+    AggregateMember,
+    EntityIndex,
+    FieldKind,
+    GroupValue,
+    KeyForm,
+    KeyType,
+    group_values,
+    key_type,
+    member_fields,
+    parse_json,
+)
 
-from ._api_request import Include, Listing, Selection
+from ._api_request import Include, Listing, ListWindows, Selection
 from ._parse_inputs import QUANTIFIERS, InputTypes, Written, bad, url_value
 from ._parse_query import Parameter, Parameters
 
@@ -28,8 +40,9 @@ _SEARCH_MEMBERS = (
     "cursors",
 )  # fmt: skip
 _EMBED_MEMBERS = ("filter", "order", "first", "offset", "fields")
-#: SPEC "List query parameters": `_window` values of each row; refused with a clear message until served.
+#: SPEC "List query parameters": `_window` values of each row of a list.
 _WINDOW_PARAMETERS = ("window", "partition", "running")
+_WINDOW_FUNCTIONS = ("rowNumber", "rank", "denseRank", "percentRank")
 MAX_INCLUDES = 10
 MAX_INCLUDE_LEVELS = 3
 _ORDER_ITEM = re.compile(r"^(-?)([^:]+)((?::(?:asc|desc|nullsfirst|nullslast))*)$", re.IGNORECASE)
@@ -50,6 +63,9 @@ class Listings:
         embedding controls)."""
         selection = self.selection_from_query(entity, parameters)
         if not rows:
+            for name in _WINDOW_PARAMETERS:
+                if parameters.peek(name) is not None:
+                    raise bad(f"{name}: window values are given to the rows of a list", name)
             return Listing(selection)
         filter_ = parameters.take("filter")
         return Listing(
@@ -62,6 +78,7 @@ class Listings:
             after=parameters.take_value("after"),
             before=parameters.take_value("before"),
             cursors=switch(parameters.take_value("cursors"), "cursors"),
+            windows=_windows(entity, parameters),
         )
 
     def from_body(self, entity: Entity, body: Any) -> Listing:
@@ -394,15 +411,46 @@ class _Node:
 
 
 def _refuse_unserved(entity: Entity, parameters: Parameters) -> None:
-    """`asOf` (no entity has a temporal key yet) and the window values: 400 with a message saying so, not as
-    unknown parameters."""
+    """`asOf` (no entity has a temporal key yet): 400 with a message saying so, not as an unknown parameter."""
     if parameters.take_value("asOf") is not None:
         raise bad(f"{entity.table} has no temporal key: asOf cannot be used", "asOf")
     for path in parameters.take_members("asOf"):
         raise bad(f"asOf[{path}]: no included relation here has a temporal key", f"asOf[{path}]")
-    for name in _WINDOW_PARAMETERS:
-        if parameters.peek(name) is not None:
-            raise bad(f"{name}: window values (window, partition, running) are not served yet", name)
+
+
+def _windows(entity: Entity, parameters: Parameters) -> ListWindows | None:
+    """`window=rowNumber,rank,...`, `partition=<col>[,<col>:<unit>]`, `running=<numeric columns>`."""
+    functions = _split(parameters.take_value("window"))
+    partition = _split(parameters.take_value("partition"))
+    running = _split(parameters.take_value("running"))
+    if not (functions or partition or running):
+        return None
+    for function in functions:
+        if function not in _WINDOW_FUNCTIONS:
+            raise bad(f"window takes {', '.join(_WINDOW_FUNCTIONS)}; got {function!r}", "window")
+    if partition and not (functions or running):
+        raise bad("partition applies to window or running values: give one of them", "partition")
+    groupable = {value.field.name for value in group_values(entity).values()}
+    keys: list[GroupValue] = []
+    for item in partition:
+        column, _, unit = item.partition(":")
+        field = entity.rest_field(column)
+        if field is None or field.name not in groupable:
+            raise bad(f"{entity.type_name} rows cannot be partitioned by {column!r}", "partition")
+        truncated = key_type(field) in (KeyType.DATE, KeyType.TIMESTAMP, KeyType.TIMESTAMPTZ)
+        if unit and (not truncated or unit not in TRUNCATION_UNITS):
+            raise bad(
+                f"{item!r}: only dates and timestamps are truncated, to {', '.join(TRUNCATION_UNITS)}", "partition"
+            )
+        keys.append(GroupValue(item, field, KeyForm.TRUNCATED, unit) if unit else GroupValue(item, field))
+    numeric = {field.name for field in member_fields(entity, AggregateMember.SUM)}
+    sums: list[Field] = []
+    for column in running:
+        field = entity.rest_field(column)
+        if field is None or field.name not in numeric:
+            raise bad(f"running sums are of numeric columns; {column!r} is none of {entity.type_name}'s", "running")
+        sums.append(field)
+    return ListWindows(tuple(functions), tuple(keys), tuple(sums))
 
 
 def _split(text: str | None) -> list[str]:

@@ -17,6 +17,7 @@ from svc.model import Cardinality, ComputedField, Entity, Model, ReturnKind, Roo
 from svc.plan import (
     Aggregate,
     AggregateFunction,
+    AggregateMember,
     AggregateOutput,
     AggregatePlanner,
     Aggregates,
@@ -55,6 +56,9 @@ from svc.plan import (
     RootField,
     RowsFormat,
     Shape,
+    Window,
+    WindowFunction,
+    WindowOutput,
     bad_input,
     link_of,
     row_version,
@@ -62,9 +66,17 @@ from svc.plan import (
     value_map,
 )
 
-from ._api_request import AggregateRequest, AggregateSet, Include, Listing, Selection
+from ._api_request import AggregateRequest, AggregateSet, Include, Listing, ListWindows, Selection
 from ._plan_names import BODY, COMPUTED_ARGUMENTS, FILTERS, PARAMETERS
 from ._planned import END, ESTIMATE, HAS_NEXT, HAS_PREVIOUS, ROW, ROW_COUNT, ROWS, START, TOTAL, VALUE, VERSION
+
+#: `window=` values (SPEC "List query parameters").
+_WINDOWS = {
+    "rowNumber": WindowFunction.ROW_NUMBER,
+    "rank": WindowFunction.RANK,
+    "denseRank": WindowFunction.DENSE_RANK,
+    "percentRank": WindowFunction.PERCENT_RANK,
+}
 
 
 class ReadRun:
@@ -113,9 +125,12 @@ class ReadRun:
             PageOutput(END, PageMember.END_CURSOR),
             *self._counts(count),
         ]
+        shape = self.shape(entity, listing.selection, cursors=listing.cursors)
+        if listing.windows is not None:
+            shape = Shape((*shape.outputs, self._windows(listing.windows, order.given)))
         read = Read(
             source=source or table(entity),
-            shape=self.shape(entity, listing.selection, cursors=listing.cursors),
+            shape=shape,
             kind=ReadKind.PAGE,
             filter=_all(conditions),
             order=order.items,
@@ -161,6 +176,23 @@ class ReadRun:
     def filter(self, entity: Entity, value: Mapping[str, Any] | None, parameter: str) -> Filter | None:
         """A coerced `<Type>Filter` planned; errors name the URL parameter (`filter[title][like]`)."""
         return self._filters.filter(entity, value, [parameter])
+
+    def _windows(self, windows: ListWindows, ranked: int) -> WindowOutput:
+        """Each row's `_window`: the functions asked for, and `runningSum` of the running columns, in `partition`."""
+        planner = AggregatePlanner(self._pages)
+        keys = planner.keys(windows.partition, KeyOptions(), ("partition",)) if windows.partition else ()
+        members = [WindowOutput(name, Window(_WINDOWS[name], keys, ranked=ranked)) for name in windows.functions]
+        if windows.running:
+            sums = tuple(
+                WindowOutput(
+                    field.rest_name,
+                    Window(WindowFunction.RUNNING_SUM, keys, field.column, ranked),
+                    planner.member_map(AggregateMember.SUM, field),
+                )
+                for field in windows.running
+            )
+            members.append(WindowOutput("runningSum", members=sums))
+        return WindowOutput("_window", members=tuple(members))
 
     # --- aggregates ------------------------------------------------------------------------------------------------
 

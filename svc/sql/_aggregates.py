@@ -145,7 +145,7 @@ class StatsWriter:
                 seen.append(aggregate.column)
                 columns.append(sql.SQL("{}.{}").format(table, sql.Identifier(aggregate.column)))
         for position, key in enumerate(self._keys, start=1):
-            columns.append(sql.SQL("{} as {}").format(self._key_value(key, table), _k(position)))
+            columns.append(sql.SQL("{} as {}").format(key_value(key, table), _k(position)))
         for position, filter_ in enumerate(self._filters, start=1):
             columns.append(sql.SQL("{} as {}").format(self._expressions.filter(filter_, table), _f(position)))
         where = sql.SQL(" where {}").format(sql.SQL(" and ").join(conditions)) if conditions else sql.SQL("")
@@ -175,26 +175,6 @@ class StatsWriter:
             rows,
             group_by,
         )
-
-    def _key_value(self, key: GroupKey, table: sql.Identifier) -> sql.Composable:
-        column = sql.SQL("{}.{}").format(table, sql.Identifier(key.column))
-        if key.form is KeyForm.VALUE:
-            return column
-        if key.form is KeyForm.TRUNCATED:
-            assert key.unit is not None
-            unit = sql.Literal(key.unit)
-            if key.type is KeyType.DATE:
-                return sql.SQL("date_trunc({}, {}::timestamp)::date").format(unit, column)
-            if key.time_zone is not None:
-                return sql.SQL("date_trunc({}, {}, {})").format(unit, column, param(key.time_zone))
-            return sql.SQL("date_trunc({}, {})").format(unit, column)
-        assert key.width is not None and key.origin is not None
-        width, origin = param(key.width), param(key.origin)
-        if key.type is KeyType.NUMBER:
-            return sql.SQL("(floor(({c}::numeric - {o}) / {w}) * {w} + {o})").format(c=column, o=origin, w=width)
-        if key.type is KeyType.DATE:
-            return sql.SQL("date_bin({}, {}::timestamp, {})").format(width, column, origin)
-        return sql.SQL("date_bin({}, {}, {})").format(width, column, origin)
 
     def _aggregate(self, aggregate: Aggregate, rows: sql.Identifier) -> sql.Composable:
         column = sql.SQL("{}.{}").format(rows, sql.Identifier(aggregate.column)) if aggregate.column else None
@@ -370,6 +350,28 @@ class StatsWriter:
             "to_json(to_char({l}, 'YYYY-MM-DD\"T\"HH24:MI:SS')"
             " || case when {o} < interval '0' then to_char({o}, 'HH24:MI') else '+' || to_char({o}, 'HH24:MI') end)"
         ).format(l=local, o=offset)
+
+
+def key_value(key: GroupKey, table: sql.Composable) -> sql.Composable:
+    """A group key of a row of `table`: its column's value, truncated or binned."""
+    column = sql.SQL("{}.{}").format(table, sql.Identifier(key.column))
+    if key.form is KeyForm.VALUE:
+        return column
+    if key.form is KeyForm.TRUNCATED:
+        assert key.unit is not None
+        unit = sql.Literal(key.unit)
+        if key.type is KeyType.DATE:
+            return sql.SQL("date_trunc({}, {}::timestamp)::date").format(unit, column)
+        if key.time_zone is not None:
+            return sql.SQL("date_trunc({}, {}, {})").format(unit, column, param(key.time_zone))
+        return sql.SQL("date_trunc({}, {})").format(unit, column)
+    assert key.width is not None and key.origin is not None
+    width, origin = param(key.width), param(key.origin)
+    if key.type is KeyType.NUMBER:
+        return sql.SQL("(floor(({c}::numeric - {o}) / {w}) * {w} + {o})").format(c=column, o=origin, w=width)
+    if key.type is KeyType.DATE:
+        return sql.SQL("date_bin({}, {}::timestamp, {})").format(width, column, origin)
+    return sql.SQL("date_bin({}, {}, {})").format(width, column, origin)
 
 
 def _filtered(conditions: list[sql.Composable]) -> sql.Composable:

@@ -16,6 +16,8 @@ take the real table row: inside the inner query that is its alias; outside, the 
 Aliases are handed out in walk order and values are named placeholders, so one shape always gives one text.
 """
 
+from typing import LiteralString
+
 import attrs
 from psycopg import sql
 
@@ -47,14 +49,24 @@ from svc.plan import (
     RowVersionOutput,
     Shape,
     Table,
+    Window,
+    WindowFunction,
+    WindowOutput,
 )
 
-from ._aggregates import StatsWriter, asks_for_stats
+from ._aggregates import StatsWriter, asks_for_stats, key_value
 from ._filters import Expressions, RowSide, TypeName, Value, link_condition, param, qualified
 from ._values import global_id, json_object, mapped
 
 #: Relations of a row read by lateral joins; the rest are scalar subqueries (SPEC "Operations": beyond eight).
 LATERAL_LIMIT = 8
+#: The window functions of rows (running sums are written with their column).
+_WINDOW_FUNCTIONS: dict[WindowFunction, LiteralString] = {
+    WindowFunction.ROW_NUMBER: "row_number()",
+    WindowFunction.RANK: "rank()",
+    WindowFunction.DENSE_RANK: "dense_rank()",
+    WindowFunction.PERCENT_RANK: "percent_rank()",
+}
 
 
 @attrs.frozen
@@ -169,11 +181,8 @@ class _Compiler:
         table = sql.Identifier(self._alias())
         source, conditions = self._selection(read, table, parent)
         page = read.page
-        if page.after is not None:
-            conditions.append(self.expressions.keyset(read.order, page.after, table, after=True))
-        if page.before is not None:
-            conditions.append(self.expressions.keyset(read.order, page.before, table, after=False))
         needed = None if isinstance(read.source, FunctionCall) else _needed_columns(read)
+        columns: list[sql.Composable]
         if needed is None:
             columns = [sql.SQL("{}.*").format(table)]
         else:
@@ -187,6 +196,15 @@ class _Compiler:
         for position, item in enumerate(read.order, start=1):
             value = self.expressions.expression(item.expression, table)
             columns.append(sql.SQL("{} as {}").format(value, sql.Identifier(f"__o{position}")))
+        windows = _windows_of(read)
+        if windows:
+            return self._windowed(
+                read, table=table, columns=columns, source=source, conditions=conditions, windows=windows
+            )
+        if page.after is not None:
+            conditions.append(self.expressions.keyset(read.order, page.after, table, after=True))
+        if page.before is not None:
+            conditions.append(self.expressions.keyset(read.order, page.before, table, after=False))
         order = self._order_by(
             [self.expressions.expression(i.expression, table) for i in read.order], read, page.backward
         )
@@ -197,6 +215,72 @@ class _Compiler:
             order,
             self._limit(read),
         )
+
+    def _windowed(
+        self,
+        read: Read,
+        *,
+        table: sql.Identifier,
+        columns: list[sql.Composable],
+        source: sql.Composable,
+        conditions: list[sql.Composable],
+        windows: list[Window],
+    ) -> sql.Composable:
+        """The inner rows of a read with window values (`__w1`...): computed over every row the read selects, in
+        its order, before cursors, offset and limit take the page (SPEC: page 3 continues page 2's numbers)."""
+        page = read.page
+        values = [self.expressions.expression(i.expression, table) for i in read.order]
+        for position, window in enumerate(windows, start=1):
+            columns.append(sql.SQL("{} as {}").format(self._window_function(window, read, values, table), _w(position)))
+        rows = sql.Identifier(self._alias())
+        # Cursors compare the order values the rows carry (`__o1`...), as the order does.
+        carried = tuple(
+            attrs.evolve(item, expression=ColumnRef(f"__o{position}"))
+            for position, item in enumerate(read.order, start=1)
+        )
+        bounds: list[sql.Composable] = []
+        if page.after is not None:
+            bounds.append(self.expressions.keyset(carried, page.after, rows, after=True))
+        if page.before is not None:
+            bounds.append(self.expressions.keyset(carried, page.before, rows, after=False))
+        order = self._order_by(_values_of(read, rows), read, page.backward)
+        return sql.SQL(
+            "select {rows}.* from (select {columns} from {source}{where}) {rows}{bounds}{order}{limit}"
+        ).format(
+            rows=rows,
+            columns=sql.SQL(", ").join(columns),
+            source=source,
+            where=_where(conditions),
+            bounds=_where(bounds),
+            order=order,
+            limit=self._limit(read),
+        )
+
+    def _window_function(
+        self, window: Window, read: Read, values: list[sql.Composable], table: sql.Identifier
+    ) -> sql.Composable:
+        """`<function> over (partition by <keys> order by <the read's order>)`: ranks by the orderBy's items only."""
+        partition = sql.SQL("")
+        if window.partition:
+            keys = sql.SQL(", ").join(key_value(key, table) for key in window.partition)
+            partition = sql.SQL("partition by {}").format(keys)
+        ranked = window.function in (WindowFunction.RANK, WindowFunction.DENSE_RANK, WindowFunction.PERCENT_RANK)
+        count = window.ranked if ranked else len(read.order)
+        items = [
+            sql.SQL("{} {} nulls {}").format(
+                value, sql.SQL("desc" if item.descending else "asc"), sql.SQL("first" if item.nulls_first else "last")
+            )
+            for value, item in zip(values[:count], read.order[:count], strict=True)
+        ]
+        order = sql.SQL(" order by {}").format(sql.SQL(", ").join(items)) if items else sql.SQL("")
+        over = sql.SQL("over ({}{})").format(partition, order)
+        if window.function is WindowFunction.RUNNING_SUM:
+            assert window.column is not None
+            column = sql.SQL("{}.{}").format(table, sql.Identifier(window.column))
+            return sql.SQL("sum({}) over ({}{} rows between unbounded preceding and current row)").format(
+                column, partition, order
+            )
+        return sql.SQL("{} {}").format(sql.SQL(_WINDOW_FUNCTIONS[window.function]), over)
 
     def _selection(
         self, read: Read, table: sql.Identifier, parent: RowSide | None
@@ -270,6 +354,10 @@ class _Compiler:
             if isinstance(output, CursorOutput):
                 assert read is not None
                 pairs.append((output.key, self._cursor(read, row)))
+                continue
+            if isinstance(output, WindowOutput):
+                assert read is not None
+                pairs.append((output.key, _window_value(output, read, row)))
                 continue
             if not isinstance(output, NestedOutput):
                 pairs.append((output.key, self._output(output, row)))
@@ -422,11 +510,21 @@ class _Compiler:
             selected = json_object(members)
         if any(_needs_rows(output) for output in read.page_outputs):
             window = self._window(read, row)
+            carried = sql.SQL("").join(
+                sql.SQL(", {}.{}").format(row, _w(position)) for position in range(1, len(_windows_of(read)) + 1)
+            )
             numbered = sql.SQL(
                 "(select {obj} as j, {cursor} as c, row_number() over ({window}) as __n, count(*) over () as __c"
-                " from ({inner}) {row}{joins}) {rows}"
+                "{carried} from ({inner}) {row}{joins}) {rows}"
             ).format(
-                obj=obj, cursor=self._cursor(read, row), window=window, inner=inner, row=row, joins=joins, rows=rows
+                obj=obj,
+                cursor=self._cursor(read, row),
+                window=window,
+                carried=carried,
+                inner=inner,
+                row=row,
+                joins=joins,
+                rows=rows,
             )
             # One row whatever is selected: `group by ()` makes it one group even when no member aggregates.
             statement = sql.SQL("select {} from {} group by ()").format(selected, numbered)
@@ -539,6 +637,7 @@ class _PageWriter:
             edge = [(key, sql.SQL("{}.c").format(rows)) for key in output.edge.cursor_keys]
             edge += [(key, sql.SQL("{}.j").format(rows)) for key in output.edge.node_keys]
             edge += [(c.key, sql.SQL("{}::text").format(sql.Literal(c.value))) for c in output.edge.constants]
+            edge += [(w.key, _window_value(w, self._read, rows)) for w in output.edge.windows]
             return self._aggregate(json_object(edge))
         if member in (PageMember.START_CURSOR, PageMember.END_CURSOR):
             last = (member is PageMember.END_CURSOR) != self._page.backward
@@ -628,6 +727,33 @@ _ROW_MEMBERS = frozenset(
 
 def _needs_rows(output: PageOutput) -> bool:
     return output.member in _ROW_MEMBERS or any(_needs_rows(member) for member in output.members)
+
+
+def _windows_of(read: Read) -> list[Window]:
+    """The window values a read's rows carry (`__w1`...), each once, from its row outputs and its edges."""
+    outputs: list[WindowOutput] = [o for o in read.shape.outputs if isinstance(o, WindowOutput)]
+    for page_output in read.page_outputs:
+        if page_output.edge is not None:
+            outputs += page_output.edge.windows
+    found: list[Window] = []
+    while outputs:
+        output = outputs.pop(0)
+        outputs += output.members
+        if output.window is not None and output.window not in found:
+            found.append(output.window)
+    return found
+
+
+def _window_value(output: WindowOutput, read: Read, row: sql.Identifier) -> sql.Composable:
+    """A window output's JSON over a row carrying the read's window values."""
+    if output.window is None:
+        return json_object([(member.key, _window_value(member, read, row)) for member in output.members])
+    position = _windows_of(read).index(output.window) + 1
+    return mapped(sql.SQL("{}.{}").format(row, _w(position)), output.map)
+
+
+def _w(position: int) -> sql.Identifier:
+    return sql.Identifier(f"__w{position}")
 
 
 def _values_of(read: Read, row: sql.Identifier) -> list[sql.Composable]:

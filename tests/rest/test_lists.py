@@ -308,13 +308,12 @@ async def test_a_bad_json_path_is_400(rest):
 @pytest.mark.parametrize(
     ("params", "field", "detail"),
     [
-        ({"window": "rowNumber"}, "window", "window: window values (window, partition, running) are not served yet"),
         (
             {"partition": "genre"},
             "partition",
-            "partition: window values (window, partition, running) are not served yet",
+            "partition applies to window or running values: give one of them",
         ),
-        ({"running": "pages"}, "running", "running: window values (window, partition, running) are not served yet"),
+        ({"running": "title"}, "running", "running sums are of numeric columns; 'title' is none of Book's"),
         ({"asOf": "2024-01-01T00:00:00Z"}, "asOf", "books has no temporal key: asOf cannot be used"),
         ({"asOf[author]": "2024-01-01"}, "asOf[author]", "asOf[author]: no included relation here has a temporal key"),
     ],

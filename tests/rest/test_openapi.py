@@ -372,8 +372,8 @@ def test_other_schemas_resources_are_listed_at_their_schema_path(models):
 def test_list_parameters_statuses_and_headers(models):
     listing = document(models, "reads")["paths"]["/rest/books"]["get"]
     assert [p["$ref"].rsplit("/", 1)[1] for p in listing["parameters"]] == [
-        "filter", "order", "first", "after", "last", "before", "offset", "fields", "include", "cursors", "inner",
-        "anti", "path", "args", "PreferCount", "Range",
+        "filter", "order", "first", "after", "last", "before", "offset", "fields", "include", "cursors", "window",
+        "partition", "running", "inner", "anti", "path", "args", "PreferCount", "Range",
     ]  # fmt: skip
     assert list(listing["responses"]) == ["200", "206", "400", "401", "403", "406", "416", "503"]
     ok = listing["responses"]["200"]
