@@ -8,6 +8,10 @@ import pytest
 from tests.support.faultproxy import FaultProxy, open_fault_proxy
 from tests.support.postgres import fresh_database, postgres_server, upstream_of, via
 
+# The shared assertions of REST answers report their differences like the tests' own (registered before any test
+# module, in whatever folder, imports them).
+pytest.register_assert_rewrite("tests.support.rest")
+
 
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[str]:

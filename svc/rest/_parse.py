@@ -10,6 +10,7 @@ checks are made: its parameters (400 naming the first one that is wrong or unkno
 its body.
 """
 
+from typing import Any
 from urllib.parse import parse_qsl, quote, unquote
 
 import attrs
@@ -179,17 +180,7 @@ class RequestParser:
 
     def _search(self, base: ApiRequest, request: RestRequest) -> ApiRequest:
         """`POST /rest/{resource}/search`: the list's options in a JSON body; the query string must be empty."""
-        if request.query_string:
-            raise SvcError(
-                Code.BAD_USER_INPUT, "a search takes its options in the body: the query string must be empty"
-            )
-        media = bodies.media_type(request.header("content-type"))
-        body = None
-        if request.body:
-            if media != bodies.JSON and not media.endswith("+json"):
-                raise bodies.unsupported(media, bodies.JSON)
-            body = parse_json(request.body)
-        listing = self.listings.from_body(base.entity, body if body is not None else {})
+        listing = self.listings.from_body(base.entity, _options_body(request, "a search takes its options"))
         return self._list(attrs.evolve(base, action=Action.READ_LIST), listing, request)
 
     def _aggregate(self, base: ApiRequest, method: str, request: RestRequest) -> ApiRequest:
@@ -199,17 +190,8 @@ class RequestParser:
         if method == "GET":
             parameters = Parameters.parse(request.query_string)
             return attrs.evolve(api, aggregate=self.aggregates.from_query(base.entity, parameters))
-        if request.query_string:
-            raise SvcError(
-                Code.BAD_USER_INPUT, "a POST aggregate takes its members in the body: the query string must be empty"
-            )
-        media = bodies.media_type(request.header("content-type"))
-        body = None
-        if request.body:
-            if media != bodies.JSON and not media.endswith("+json"):
-                raise bodies.unsupported(media, bodies.JSON)
-            body = parse_json(request.body)
-        return attrs.evolve(api, aggregate=self.aggregates.from_body(base.entity, body if body is not None else {}))
+        body = _options_body(request, "a POST aggregate takes its members")
+        return attrs.evolve(api, aggregate=self.aggregates.from_body(base.entity, body))
 
     def _list(self, api: ApiRequest, listing: Listing, request: RestRequest) -> ApiRequest:
         """The headers of a list (SPEC "Counts", "Ranges", "Media types"): `Accept`, `Prefer: count=`, and
@@ -397,6 +379,20 @@ def _refused(target: Target, request: RestRequest, allowed: set[str]) -> SvcErro
         f"{request.method} is not allowed on {unquote(request.raw_path)}",
         headers=(("Allow", methods),),
     )
+
+
+def _options_body(request: RestRequest, what: str) -> Any:
+    """The JSON body of a POST that takes its options there (a search, an aggregate; none: `{}`), whose query string
+    must be empty."""
+    if request.query_string:
+        raise SvcError(Code.BAD_USER_INPUT, f"{what} in the body: the query string must be empty")
+    media = bodies.media_type(request.header("content-type"))
+    if not request.body:
+        return {}
+    if media != bodies.JSON and not media.endswith("+json"):
+        raise bodies.unsupported(media, bodies.JSON)
+    body = parse_json(request.body)
+    return body if body is not None else {}
 
 
 def _not_served(target: Target) -> SvcError:

@@ -6,9 +6,9 @@ import datetime
 import decimal
 import math
 
-import psycopg
 import pytest
 
+from tests.aggregates.support import rows
 from tests.support.graphql import graphql_service
 from tests.support.postgres import PAGILA
 
@@ -20,17 +20,6 @@ SETTINGS = {"database": {"schemas": ["public"]}, "limits": {"groups": 200}}
 async def gql(tmp_path, database_url):
     async with graphql_service(tmp_path, database_url, SETTINGS) as gql:
         yield gql
-
-
-@pytest.fixture(scope="module")
-def db(database_url):
-    with psycopg.connect(database_url, autocommit=True) as conn:
-        conn.execute("set timezone = 'UTC'")
-        yield conn
-
-
-def rows(db, query: str, *params) -> list[tuple]:
-    return db.execute(query, params).fetchall()
 
 
 def number(text: str | None) -> decimal.Decimal | None:

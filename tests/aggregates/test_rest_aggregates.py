@@ -7,9 +7,9 @@ import datetime
 import decimal
 import math
 
-import psycopg
 import pytest
 
+from tests.aggregates.support import rows
 from tests.support.postgres import PAGILA
 from tests.support.rest import rest_service
 
@@ -21,17 +21,6 @@ SETTINGS = {"database": {"schemas": ["public"]}, "limits": {"groups": 500}}
 async def rest(tmp_path, database_url):
     async with rest_service(tmp_path, database_url, SETTINGS) as client:
         yield client
-
-
-@pytest.fixture(scope="module")
-def db(database_url):
-    with psycopg.connect(database_url, autocommit=True) as conn:
-        conn.execute("set timezone = 'UTC'")
-        yield conn
-
-
-def rows(db, query: str, *params) -> list[tuple]:
-    return db.execute(query, params).fetchall()
 
 
 async def ok(rest, url: str, **kwargs):

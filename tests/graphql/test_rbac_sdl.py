@@ -13,7 +13,7 @@ from tests.support.model import read_catalog_and_model
 
 DATABASE_FIXTURES = ["rbac.sql"]
 SNAPSHOTS = Path(__file__).parent / "snapshots"
-ROLES = ["svc_rbac_clerk", "svc_rbac_reader"]
+ROLES = ["svc_rbac_clerk", "svc_rbac_reader", "svc_rbac_owner"]
 BUILT_IN = {"String", "Int", "Float", "Boolean", "ID"}
 
 
@@ -89,6 +89,21 @@ def test_a_hidden_column_is_in_no_type(clerk):
     order_by = clerk.get_type("EmployeeOrderBy")
     assert not [value for value in order_by.values if "SALARY" in value]
     assert "EMAIL_ASC" in order_by.values
+
+
+def test_aggregates_are_only_of_columns_the_role_may_read(clerk, read):
+    """SPEC RBAC: salary (numeric, hidden from the clerk) is in no aggregate, group key or group condition; the
+    owner, who reads it, has it everywhere."""
+    members = ("Sum", "Avg", "Min", "Max", "DistinctCount", "Median", "Percentile", "VarianceSample")
+    for member in members:
+        assert "salary" not in fields(clerk, f"Employee{member}Aggregates"), member
+    assert "salary" not in fields(clerk, "EmployeeAggregateFilter")
+    assert not [value for value in clerk.get_type("EmployeeGroupBy").values if "SALARY" in value]
+    catalog, model = read
+    owner = build_graphql_schema(prune_model(model, catalog, "svc_rbac_owner")).schema
+    for member in members:
+        assert "salary" in fields(owner, f"Employee{member}Aggregates"), member
+    assert "SALARY_BINNED" in owner.get_type("EmployeeGroupBy").values
 
 
 def test_inputs_hold_the_columns_the_role_may_insert_or_update(clerk):
