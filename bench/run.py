@@ -2,14 +2,16 @@
 
 Run from the repository root with the project's virtualenv (`just bench` does this):
 
-    .venv/bin/python bench/run.py [--quick] [--ops Q1,Q2] [--concurrency 8,32]
+    .venv/bin/python bench/run.py [--quick] [--ops Q1,Q2] [--targets svc,postgraphile,sql] [--concurrency 8,32]
 
 It (re)creates the database `bench_pagila` on the local PostgreSQL (127.0.0.1:5432, user postgres, trust auth) from
 the pagila fixture plus the two indexes BENCH.md names, installs PostGraphile with npm into `.bench-cache/`, starts
 PostGraphile and svc (prod mode) on loopback ports, checks that svc, PostGraphile and the hand-written SQL return the
-same data for every operation, then measures each (operation, concurrency, target) cell with wrk (GraphQL servers)
+same data for every operation (Q1-Q4 and M1 of BENCH.md, plus Q5: grouped aggregates through PostGraphile's
+@graphile/pg-aggregates), then measures each (operation, concurrency, target) cell with wrk (GraphQL servers)
 or pgbench (raw SQL) while sampling CPU and RSS from /proc. The report goes to bench/RESULTS.md (a `--quick` smoke
-run writes .bench-cache/RESULTS-quick.md instead, unless `--out` says otherwise).
+run writes .bench-cache/RESULTS-quick.md instead, unless `--out` says otherwise). `--targets` leaves targets out
+(at least two stay, to be compared): `--ops Q5 --targets postgraphile,sql` while svc does not serve Q5.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime as dt
+import decimal
 import hashlib
 import json
 import math
@@ -59,6 +62,7 @@ SVC_PORT, POSTGRAPHILE_PORT = 4810, 4811  # not 4000 nor 5433-5440: the test sui
 TARGETS = ("svc", "postgraphile", "sql")
 NOISY = 0.25  # cores of "other CPU" above which a cell is marked as disturbed
 LABELS = {"svc": "svc", "postgraphile": "PostGraphile 5.1.5", "sql": "raw SQL (pgbench)"}
+SHORT_LABELS = {"svc": "svc", "postgraphile": "PostGraphile", "sql": "raw SQL"}
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,11 @@ class Op:
     unwrap: frozenset[str] = frozenset()
     # Values that differ by design and are compared only by kind: cursors (opaque), new keys (M1).
     opaque: frozenset[str] = frozenset()
+    # Keys (either side's name) whose values, or list items, are compared as numbers, whether they come as JSON
+    # numbers or as strings (PostGraphile's grouping keys and bigint counts, the Decimal scalar): see as_number.
+    numeric: frozenset[str] = frozenset()
+    # Keys whose lists carry no order (PostGraphile's groupedAggregates has no ORDER BY): compared sorted.
+    unordered: frozenset[str] = frozenset()
     write: bool = False
 
 
@@ -109,6 +118,16 @@ OPS = {
                 "filmByFilmId": "film",
                 "paymentsByRentalId": "payments",
             },
+        ),
+        Op(
+            "Q5",
+            "q5_aggregates",
+            "payments grouped by month and staff: count, sum and avg of amount per group, plus totalCount",
+            # PostGraphile's pg-aggregates has no plain per-group count: distinctCount { paymentId } stands for it.
+            {"allPayments": "paymentsConnection", "distinctCount": "count", "average": "avg"},
+            unwrap=frozenset({"paymentId"}),
+            numeric=frozenset({"keys", "count", "paymentId", "amount"}),
+            unordered=frozenset({"groupedAggregates"}),
         ),
         Op("M1", "m1_create_actor", "createActor, returning its id", opaque=frozenset({"actorId"}), write=True),
     )
@@ -291,15 +310,40 @@ def start_postgraphile(home: Path, work: Path) -> Server:
 
 
 _DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?([+-]\d{2}:\d{2}|Z)$")
+_NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
+#: Decimal places numeric values are compared to: amounts have 2; an avg of numeric carries 16 or more, and two
+#: computations of it may differ in the last ones.
+NUMERIC_PLACES = 10
+
+
+def as_number(value: Any) -> Any:
+    """A number given as a JSON number or a numeric string as a Decimal rounded to NUMERIC_PLACES places; lists
+    item by item; anything else (an instant in a grouping key, null) as it is."""
+    if isinstance(value, list):
+        return [as_number(item) for item in value]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return round(decimal.Decimal(str(value)), NUMERIC_PLACES)
+    if isinstance(value, str) and _NUMBER.match(value):
+        return round(decimal.Decimal(value), NUMERIC_PLACES)
+    return value
+
+
+def _sort_key(item: Any) -> str:
+    """The order op.unordered lists are compared in: by an item's grouping `keys` first, if it has them."""
+    keys = item.get("keys") if isinstance(item, dict) else None
+    return json.dumps([keys, item], sort_keys=True, default=str)
 
 
 def canonical(value: Any, op: Op, key: str | None = None) -> Any:
     """PostGraphile-, svc- or SQL-shaped data in one shape: svc's names, no `nodes` wrappers, instants in UTC,
-    opaque values replaced by their kind."""
+    opaque values replaced by their kind, op.numeric values as Decimals, op.unordered lists sorted."""
     if key in op.opaque:
         return f"<{type(value).__name__}>" if value not in (None, "") else value
+    if key in op.numeric:
+        value = as_number(value)
     if isinstance(value, list):
-        return [canonical(item, op) for item in value]
+        items = [canonical(item, op) for item in value]
+        return sorted(items, key=_sort_key) if key in op.unordered else items
     if isinstance(value, dict):
         if set(value) == {"nodes"}:
             return canonical(value["nodes"], op, key)
@@ -362,7 +406,8 @@ class Check:
     skipped: bool = False
 
 
-def check_equivalence(op: Op, servers: dict[str, Server]) -> Check:
+def check_equivalence(op: Op, servers: dict[str, Server], targets: list[str]) -> Check:
+    """Ask every target of the run for op's answer and compare each with the first target's (svc's by default)."""
     answers: dict[str, Any] = {}
     body_bytes: dict[str, int] = {}
     for target, server in servers.items():
@@ -379,13 +424,19 @@ def check_equivalence(op: Op, servers: dict[str, Server]) -> Check:
                 return Check(op.name, False, f"svc does not serve this operation yet: {message}", skipped=True)
             return Check(op.name, False, f"{target} answered {status} with errors: {message}")
         answers[target] = answer["data"]
-    answers["sql"] = run_sql(QUERIES / "sql" / f"{op.stem}.sql")["data"]
-    canon = {target: canonical(data, op) for target, data in answers.items()}
-    for other in ("postgraphile", "sql"):
-        diff = first_difference(canon["svc"], canon[other])
+    if "sql" in targets:
+        answers["sql"] = run_sql(QUERIES / "sql" / f"{op.stem}.sql")["data"]
+    canon = {target: canonical(answers[target], op) for target in targets}
+    first, *others = targets
+    for other in others:
+        diff = first_difference(canon[first], canon[other])
         if diff:
-            return Check(op.name, False, f"svc and {other} differ at {diff}")
-    note = f"svc = PostGraphile = raw SQL ({size_of(canon['svc'])}"
+            return Check(op.name, False, f"{first} and {other} differ at {diff}")
+    note = f"{' = '.join(SHORT_LABELS[t] for t in targets)} ({size_of(canon[first])}"
+    if op.numeric:
+        note += f"; {', '.join(sorted(op.numeric))} compared as numbers to {NUMERIC_PLACES} places"
+    if op.unordered:
+        note += f"; {', '.join(sorted(op.unordered))} compared in any order"
     if op.opaque:
         note += f"; {', '.join(sorted(op.opaque))} compared by presence only"
     return Check(op.name, True, note + ")", body_bytes)
@@ -792,15 +843,17 @@ def write_report(
         f"- Method: wrk, 2 threads, a Lua script POSTing the operation's JSON body; {args.warmup:g} s warm-up, "
         f"{args.duration:g} s measured; raw SQL with `pgbench -n -f op.sql -c C -j 2 -T {round(args.duration)}` "
         "(with `-l` to log latencies for p50/p99) after a warm-up of the same length. "
-        f"Each cell {args.rounds}×, interleaved (round 1: svc, PostGraphile, SQL; round 2 in reverse order).",
+        f"Each cell {args.rounds}×, interleaved (round 1: {', '.join(SHORT_LABELS[t] for t in args.targets)}; "
+        "round 2 in reverse order).",
         "- CPU in cores (1.00 = one core busy for the whole window), sampled from /proc every 0.25 s: `server` = "
         "the server process, `PG` = the PostgreSQL processes serving bench_pagila plus its background "
         "processes, `client` = wrk or pgbench. `RSS` = the server's peak resident memory in the window. "
         "p50/p99 are means over the rounds; req/s shows each round, then the mean.",
         "- Both servers use their default pool of 10 connections; svc runs `svc run --mode prod` with a "
         "config of loopback port, `database.schemas: [public]`, logs at warning, the pin check off; "
-        "PostGraphile runs with NODE_ENV=production, the Amber preset, the connection-filter plugin and the "
-        "three pagila changes (bench/postgraphile/graphile.config.mjs).",
+        "PostGraphile runs with NODE_ENV=production, the Amber preset, the connection-filter plugin, "
+        "@graphile/pg-aggregates (Q5) with a month grouping added, and the three pagila changes "
+        "(bench/postgraphile/graphile.config.mjs).",
         "",
         "## Equivalence (checked before timing)",
         "",
@@ -865,11 +918,8 @@ def write_report(
                     f"| {sum(m.repeats for m in ms)} |"
                 )
             svc, pgl, raw = (mean_rps(op.name, c, t) for t in TARGETS)
-            lines += [
-                "",
-                f"Ratios: svc / PostGraphile = {_fmt(svc / pgl, 2)}, svc / raw SQL = {_fmt(svc / raw, 2)}.",
-                "",
-            ]
+            ratios = f"Ratios: svc / PostGraphile = {_fmt(svc / pgl, 2)}, svc / raw SQL = {_fmt(svc / raw, 2)}."
+            lines += ["", ratios if "svc" in args.targets else "svc not measured in this run.", ""]
     warnings = list(args.warnings)
     if warnings:
         lines += ["## Warnings", "", *[f"- {w}" for w in warnings], ""]
@@ -888,6 +938,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smoke run: 1 s warm-up, 3 s measured, one round")
     parser.add_argument("--ops", default=",".join(OPS), help="operations, e.g. Q1,Q2 (default: all)")
+    parser.add_argument(
+        "--targets", default=",".join(TARGETS), help="what to compare and time, at least two of svc,postgraphile,sql"
+    )
     parser.add_argument("--concurrency", default="8,32", help="connections per cell, e.g. 8,32")
     parser.add_argument("--duration", type=float, help="measured seconds per cell (default 15, quick 3)")
     parser.add_argument("--warmup", type=float, help="warm-up seconds per cell (default 3, quick 1)")
@@ -907,6 +960,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     unknown = [name for name in args.ops if name not in OPS]
     if unknown:
         parser.error(f"unknown operations {unknown}; known: {', '.join(OPS)}")
+    wanted = {name.strip().lower() for name in args.targets.split(",") if name.strip()}
+    if wanted - set(TARGETS) or len(wanted) < 2:
+        parser.error(f"--targets takes at least two of {', '.join(TARGETS)}; got {args.targets!r}")
+    args.targets = [t for t in TARGETS if t in wanted]
     args.concurrency = [int(c) for c in args.concurrency.split(",") if c.strip()]
     args.duration = args.duration or (3.0 if args.quick else 15.0)
     args.warmup = args.warmup if args.warmup is not None else (1.0 if args.quick else 3.0)
@@ -939,12 +996,17 @@ def preflight() -> None:
 
 
 @contextlib.contextmanager
-def servers_running(work: Path, home: Path) -> Iterator[dict[str, Server]]:
+def servers_running(work: Path, home: Path | None, targets: list[str]) -> Iterator[dict[str, Server]]:
+    """svc and PostGraphile, those of them that are among the run's targets (home: PostGraphile's install)."""
     started: list[Server] = []
     try:
-        log(f"starting svc on :{SVC_PORT} and PostGraphile on :{POSTGRAPHILE_PORT}")
-        started.append(start_svc(work))
-        started.append(start_postgraphile(home, work))
+        if "svc" in targets:
+            log(f"starting svc on :{SVC_PORT}")
+            started.append(start_svc(work))
+        if "postgraphile" in targets:
+            assert home is not None
+            log(f"starting PostGraphile on :{POSTGRAPHILE_PORT}")
+            started.append(start_postgraphile(home, work))
         yield {server.name: server for server in started}
     finally:
         for server in started:
@@ -958,16 +1020,16 @@ def main(argv: list[str]) -> int:
     preflight()
     if not args.skip_load:
         load_database()
-    home = install_postgraphile()
+    home = install_postgraphile() if "postgraphile" in args.targets else None
     postmaster = postmaster_pid()
     CACHE.mkdir(exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="run-", dir=CACHE))
     results: list[Measurement] = []
     checks: list[Check] = []
-    with servers_running(work, home) as servers:
+    with servers_running(work, home, args.targets) as servers:
         for name in args.ops:
             op = OPS[name]
-            check = check_equivalence(op, servers)
+            check = check_equivalence(op, servers, args.targets)
             checks.append(check)
             log(f"{op.name} equivalence: {'ok' if check.ok else 'NOT OK'}: {check.note}")
             if not check.ok:
@@ -985,7 +1047,7 @@ def main(argv: list[str]) -> int:
                 raise BenchError(f"{op.name}: the answers differ; nothing timed for it. {check.note}")
             for c in args.concurrency:
                 for rnd in range(1, args.rounds + 1):
-                    order = TARGETS if rnd % 2 else tuple(reversed(TARGETS))
+                    order = args.targets if rnd % 2 else list(reversed(args.targets))
                     for target in order:
                         m = measure_least_disturbed(
                             op, target, c, rnd, args, servers=servers, postmaster=postmaster, work=work
@@ -1001,7 +1063,7 @@ def main(argv: list[str]) -> int:
                         results.append(m)
             # The servers must still give the same answers after the load (a server that broke under load would
             # otherwise be timed on its error responses).
-            after = check_equivalence(op, servers)
+            after = check_equivalence(op, servers, args.targets)
             if not after.ok:
                 args.warnings.append(f"{op.name}: after timing, {after.note}")
     (CACHE / "last-run.json").write_text(json.dumps([m.__dict__ for m in results], indent=1))
