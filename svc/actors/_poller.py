@@ -28,7 +28,7 @@ import itertools
 import logging
 import math
 from collections import deque
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import attrs
@@ -112,13 +112,13 @@ class Subscription:
         self._poller = poller
         self._send, self.results = trio.open_memory_channel[Result](QUEUED_RESULTS)
 
-    def deliver(self, body: bytes) -> bool:
-        """Queue `body` when it differs from the last result sent; whether it was sent."""
-        digest = hashlib.blake2b(body, digest_size=16).digest()
+    def deliver(self, digest: bytes, body: Callable[[], bytes]) -> bool:
+        """Queue the result `body()` writes when its `digest` differs from the last result's (a result is written
+        only then: most rounds change nothing); whether it was sent."""
         if digest == self.digest:
             return False
         try:
-            self._send.send_nowait(Result(body))
+            self._send.send_nowait(Result(body()))
         except trio.WouldBlock:
             self.digest = None  # not sent: the next round sends whatever is latest then
             return False
@@ -199,7 +199,7 @@ class Poller:
         refused = await answer.receive()
         if refused is not None:
             return live.failure(refused)
-        subscription.deliver(live.body(texts))
+        subscription.deliver(texts_digest(texts), lambda: live.body(texts))
         return subscription
 
     def remove(self, subscription: Subscription) -> None:
@@ -303,7 +303,7 @@ class Poller:
             log.exception("a group of %d live queries failed", len(members))
             error = SvcError(Code.INTERNAL_SERVER_ERROR, f"the live query could not be read: {type(exc).__name__}")
             for member in members:
-                self._send(member, member.live.failure(error).body)
+                self._send_failure(member, error)
 
     async def _read_group(self, members: Sequence[Subscription]) -> None:
         """One statement for the group; subscribers with equal values share its row."""
@@ -321,8 +321,10 @@ class Poller:
             await self._failed(members, rows, sets, error)
             return
         self._recovered()
+        digests = [texts_digest(row) for row in texts]  # once per row, however many subscribers share it
         for member in members:
-            self._send(member, member.live.body(texts[rows[member.texts]]))
+            row = rows[member.texts]
+            self._send_texts(member, digests[row], texts[row])
 
     async def _failed(
         self,
@@ -339,7 +341,7 @@ class Poller:
             return
         if len(sets) == 1 or error.code is Code.STATEMENT_TIMEOUT:
             for member in members:
-                self._send(member, member.live.failure(error).body)
+                self._send_failure(member, error)
             return
         live = members[0].live
         answers: list[Sequence[bytes | None] | SvcError] = []
@@ -352,17 +354,42 @@ class Poller:
                 answers.append(alone)
         for member in members:
             answer = answers[rows[member.texts]]
-            failed = isinstance(answer, SvcError)
-            self._send(member, member.live.failure(answer).body if failed else member.live.body(answer))
+            if isinstance(answer, SvcError):
+                self._send_failure(member, answer)
+            else:
+                self._send_texts(member, texts_digest(answer), answer)
 
-    def _send(self, member: Subscription, body: bytes) -> None:
-        if member.id in self._registry and member.deliver(body):
+    def _send_texts(self, member: Subscription, digest: bytes, texts: Sequence[bytes | None]) -> None:
+        """A read's result, written only when its texts changed since the last result sent."""
+        if member.id in self._registry and member.deliver(digest, lambda: member.live.body(texts)):
+            self.stats.results += 1
+
+    def _send_failure(self, member: Subscription, error: SvcError) -> None:
+        body = member.live.failure(error).body
+        if member.id in self._registry and member.deliver(_failure_digest(body), lambda: body):
             self.stats.results += 1
 
     def _recovered(self) -> None:
         if self._unavailable:
             log.info("live queries read again")
             self._unavailable = False
+
+
+def texts_digest(texts: Sequence[bytes | None]) -> bytes:
+    """What a read's result is, from its root fields' texts (each length-prefixed, NULL apart): equal digests are
+    equal results, without writing the result."""
+    digest = hashlib.blake2b(b"data", digest_size=16)
+    for text in texts:
+        if text is None:
+            digest.update(b"\xff")
+        else:
+            digest.update(len(text).to_bytes(8, "big"))
+            digest.update(text)
+    return digest.digest()
+
+
+def _failure_digest(body: bytes) -> bytes:
+    return hashlib.blake2b(b"error" + body, digest_size=16).digest()
 
 
 def _group(live: LiveQuery) -> Hashable:
