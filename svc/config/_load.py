@@ -415,6 +415,25 @@ def _check_values(config: Config) -> list[str]:
         problems.append("telemetry.traces.sample_ratio: must be between 0 and 1")
     if not config.reload.channel:
         problems.append("reload.channel: must not be empty")
+    if config.limits.groups is not None and config.limits.groups < 1:
+        problems.append("limits.groups: must be at least 1 (or off)")
+    problems += _check_subscriptions(config)
+    return problems
+
+
+def _check_subscriptions(config: Config) -> list[str]:
+    """The poller's interval and the transports' timers are spans of time; the limits count subscriptions."""
+    subscriptions = config.subscriptions
+    problems = [
+        f"subscriptions.{key}: must be longer than 0s"
+        for key in ("interval", "init_timeout", "keepalive")
+        if getattr(subscriptions, key).seconds <= 0
+    ]
+    problems += [
+        f"subscriptions.{key}: must be at least 1"
+        for key in ("max_active", "max_per_client")
+        if getattr(subscriptions, key) < 1
+    ]
     return problems
 
 

@@ -450,3 +450,17 @@ def test_a_changed_first_schema_needs_a_restart(tmp_path):
     applied, restart = apply_changes(running, changed)
     assert applied.database.schemas == ("app", "other")
     assert restart == ["database.schemas"]
+
+
+def test_subscription_timers_and_limits_and_the_groups_limit_are_checked(tmp_path):
+    """A zero interval would poll without pause; zero limits would refuse every subscription or grouping."""
+    text = (
+        "subscriptions: {interval: 0s, init_timeout: 0s, keepalive: 1s, max_active: 0, max_per_client: 5}\n"
+        "limits: {groups: 0}\n"
+    )
+    assert problems(tmp_path, text) == [
+        "limits.groups: must be at least 1 (or off)",
+        "subscriptions.interval: must be longer than 0s",
+        "subscriptions.init_timeout: must be longer than 0s",
+        "subscriptions.max_active: must be at least 1",
+    ]
