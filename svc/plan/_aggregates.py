@@ -33,7 +33,6 @@ from ._ir import (
     KeyForm,
     KeyType,
     Param,
-    ValueMap,
     ValueMapping,
 )
 from ._mapping import EVERYTHING, Selection, value_map
@@ -241,17 +240,15 @@ class AggregatePlanner:
         return Aggregate(function, field.column, bound, filter_)
 
     def member_map(self, member: AggregateMember, field: Field, selection: Selection = EVERYTHING) -> ValueMapping:
-        type_ = member_type(member, field)
-        if member in (AggregateMember.MIN, AggregateMember.MAX):
-            return value_map(type_, self.model, selection)
-        return ValueMap.TEXT if type_.name in (Scalar.BIG_INT.value, Scalar.DECIMAL.value) else ValueMap.AS_IS
+        """How a member's value of a column becomes JSON: as any value of its type (`member_type`)."""
+        return value_map(member_type(member, field), self.model, selection)
 
     def keys(self, values: Sequence[GroupValue], options: KeyOptions, path: Path) -> tuple[GroupKey, ...]:
         """The group keys of `values` (each column once per form), their options checked against their columns."""
         if not values:
             raise bad_input("group by at least one key", path)
         keys: list[GroupKey] = []
-        time_zone = width = origin = None
+        time_zone = None
         for value in values:
             type_ = key_type(value.field)
             key = GroupKey(value.field.column, value_map(value.field.type, self.model), value.form, type_, value.unit)
@@ -260,9 +257,9 @@ class AggregatePlanner:
                 key = attrs.evolve(key, time_zone=time_zone)
             if value.form is KeyForm.BINNED:
                 width, origin = self._bins(type_, options)
-                key = attrs.evolve(key, width=width, origin=origin, map=_binned_map(type_))
-            if value.form is KeyForm.TRUNCATED:  # dates and timestamps, written as ISO strings
-                key = attrs.evolve(key, map=ValueMap.AS_IS)
+                key = attrs.evolve(key, width=width, origin=origin)
+                if type_ is KeyType.NUMBER:  # bins of numbers are numeric whatever the column's type
+                    key = attrs.evolve(key, map=value_map(_DECIMAL, self.model))
             if key not in keys:
                 keys.append(key)
         if options.bin_width is not None and not any(k.form is KeyForm.BINNED for k in keys):
@@ -324,11 +321,6 @@ class AggregatePlanner:
                 where = [*path, name, arguments.naming.field(entity, field_name)]
                 items += arguments.operators(aggregate, FLOAT, operand, where)
         return And(tuple(items)) if len(items) != 1 else items[0]
-
-
-def _binned_map(type_: KeyType) -> ValueMapping:
-    """Bins of numbers are numeric (Decimal: strings) whatever the column's type; of dates and times, timestamps."""
-    return ValueMap.TEXT if type_ is KeyType.NUMBER else ValueMap.AS_IS
 
 
 def _duration(value: Any, path: Path) -> datetime.timedelta:

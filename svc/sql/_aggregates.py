@@ -45,7 +45,7 @@ from svc.plan import (
     Read,
 )
 
-from ._filters import Expressions, param
+from ._filters import Expressions, param, where
 from ._values import json_object, mapped
 
 #: The function each aggregate is, over a column `{c}` (or the rows).
@@ -94,20 +94,18 @@ class StatsWriter:
         self._keys: list[GroupKey] = []
         self._aggregates: list[Aggregate] = []
         self._filters: list[Filter] = []
-        self._sets: list[tuple[int, ...] | None] = []  # None: the whole set, ()
-        self._requests = [o.aggregates for o in read.page_outputs if o.aggregates is not None]
+        #: The grouping sets, by key positions; None is the whole set (the total, ungrouped aggregates), always read.
+        self._sets: list[tuple[int, ...] | None] = [None]
         self.total = self._add(Aggregate(AggregateFunction.COUNT))
-        self._sets.append(None)  # the whole set: the total, and ungrouped aggregates
-        for request in self._requests:
-            self._collect(request)
+        for output in read.page_outputs:
+            if output.aggregates is not None:
+                self._collect(output.aggregates)
 
     # --- what is computed --------------------------------------------------------------------------------------
 
     def _collect(self, request: Aggregates) -> None:
         grouping = request.grouping
-        if grouping is None:
-            self._set(None)
-        else:
+        if grouping is not None:
             self._set(tuple(self._key(key) for key in grouping.keys))
             self._add(Aggregate(AggregateFunction.COUNT, filter=request.filter))
             for aggregate in _aggregates_in(grouping.having):
@@ -148,7 +146,6 @@ class StatsWriter:
             columns.append(sql.SQL("{} as {}").format(key_value(key, table), _k(position)))
         for position, filter_ in enumerate(self._filters, start=1):
             columns.append(sql.SQL("{} as {}").format(self._expressions.filter(filter_, table), _f(position)))
-        where = sql.SQL(" where {}").format(sql.SQL(" and ").join(conditions)) if conditions else sql.SQL("")
         rows = sql.Identifier(self._alias())
         selected: list[sql.Composable] = []
         if self._keys:
@@ -171,7 +168,7 @@ class StatsWriter:
             sql.SQL(", ").join(selected),
             sql.SQL(", ").join(columns),
             source,
-            where,
+            where(conditions),
             rows,
             group_by,
         )
@@ -239,12 +236,12 @@ class StatsWriter:
         else:
             of_group = self._of_group(positions, count, stats)
             source = sql.SQL("(select * from {} {} where {}) {}").format(self.name, stats, of_group, stats)
-        where = sql.SQL("")
+        conditions: list[sql.Composable] = []
         if grouping.having is not None:
             having = Expressions(self._alias, _no_call, aggregate=self._aggregate_of)
-            where = sql.SQL(" where {}").format(having.filter(grouping.having, stats))
+            conditions.append(having.filter(grouping.having, stats))
         order = sql.SQL(", ").join(sql.SQL("{}.{} asc nulls last").format(stats, _k(p)) for p in positions)
-        groups = sql.SQL("{}{}").format(source, where)
+        groups = sql.SQL("{}{}").format(source, where(conditions))
         members = self._object(request.outputs, stats, positions)
         listed = sql.SQL("(select coalesce(json_agg({} order by {}), '[]'::json) from {})").format(
             members, order, groups

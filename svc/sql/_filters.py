@@ -294,6 +294,11 @@ class Expressions:
 RowSide = sql.Composable | Callable[[str], sql.Composable]
 
 
+def where(conditions: list[sql.Composable]) -> sql.Composable:
+    """` where` the conditions all hold; nothing when there are none."""
+    return sql.SQL(" where {}").format(sql.SQL(" and ").join(conditions)) if conditions else sql.SQL("")
+
+
 def link_condition(link: Link, parent: RowSide, child: sql.Composable) -> sql.Composable:
     """child.c = parent.p for each pair (p, c)."""
     return _pairs(link.pairs, parent, child)

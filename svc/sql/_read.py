@@ -16,6 +16,7 @@ take the real table row: inside the inner query that is its alias; outside, the 
 Aliases are handed out in walk order and values are named placeholders, so one shape always gives one text.
 """
 
+from collections.abc import Sequence
 from typing import LiteralString
 
 import attrs
@@ -36,6 +37,7 @@ from svc.plan import (
     JunctionLink,
     Link,
     NestedOutput,
+    OrderItem,
     Output,
     Page,
     PageMember,
@@ -55,7 +57,7 @@ from svc.plan import (
 )
 
 from ._aggregates import StatsWriter, asks_for_stats, key_value
-from ._filters import Expressions, RowSide, TypeName, Value, link_condition, param, qualified
+from ._filters import Expressions, RowSide, TypeName, Value, link_condition, param, qualified, where
 from ._values import global_id, json_object, mapped
 
 #: Relations of a row read by lateral joins; the rest are scalar subqueries (SPEC "Operations": beyond eight).
@@ -211,7 +213,7 @@ class _Compiler:
         return sql.SQL("select {} from {}{}{}{}").format(
             sql.SQL(", ").join(columns) if columns else sql.SQL(""),
             source,
-            _where(conditions),
+            where(conditions),
             order,
             self._limit(read),
         )
@@ -250,8 +252,8 @@ class _Compiler:
             rows=rows,
             columns=sql.SQL(", ").join(columns),
             source=source,
-            where=_where(conditions),
-            bounds=_where(bounds),
+            where=where(conditions),
+            bounds=where(bounds),
             order=order,
             limit=self._limit(read),
         )
@@ -266,21 +268,16 @@ class _Compiler:
             partition = sql.SQL("partition by {}").format(keys)
         ranked = window.function in (WindowFunction.RANK, WindowFunction.DENSE_RANK, WindowFunction.PERCENT_RANK)
         count = window.ranked if ranked else len(read.order)
-        items = [
-            sql.SQL("{} {} nulls {}").format(
-                value, sql.SQL("desc" if item.descending else "asc"), sql.SQL("first" if item.nulls_first else "last")
-            )
-            for value, item in zip(values[:count], read.order[:count], strict=True)
-        ]
-        order = sql.SQL(" order by {}").format(sql.SQL(", ").join(items)) if items else sql.SQL("")
-        over = sql.SQL("over ({}{})").format(partition, order)
+        order = sql.SQL("")
+        if count:
+            order = sql.SQL(" order by {}").format(self._order_items(values[:count], read.order[:count], False))
         if window.function is WindowFunction.RUNNING_SUM:
             assert window.column is not None
             column = sql.SQL("{}.{}").format(table, sql.Identifier(window.column))
             return sql.SQL("sum({}) over ({}{} rows between unbounded preceding and current row)").format(
                 column, partition, order
             )
-        return sql.SQL("{} {}").format(sql.SQL(_WINDOW_FUNCTIONS[window.function]), over)
+        return sql.SQL("{} over ({}{})").format(sql.SQL(_WINDOW_FUNCTIONS[window.function]), partition, order)
 
     def _selection(
         self, read: Read, table: sql.Identifier, parent: RowSide | None
@@ -327,18 +324,21 @@ class _Compiler:
         """` order by` the given expressions of the read's order items (reversed for reading backward), or nothing."""
         if not expressions:
             return sql.SQL("")
-        return sql.SQL(" order by {}").format(self._order_items(expressions, read, reverse))
+        return sql.SQL(" order by {}").format(self._order_items(expressions, read.order, reverse))
 
-    def _order_items(self, expressions: list[sql.Composable], read: Read, reverse: bool) -> sql.Composable:
-        items = [
+    def _order_items(
+        self, expressions: list[sql.Composable], items: Sequence[OrderItem], reverse: bool
+    ) -> sql.Composable:
+        """`<expression> asc|desc nulls first|last` of each order item (reversed for reading backward)."""
+        written = [
             sql.SQL("{} {} nulls {}").format(
                 expression,
                 sql.SQL("desc" if item.descending != reverse else "asc"),
                 sql.SQL("first" if item.nulls_first != reverse else "last"),
             )
-            for expression, item in zip(expressions, read.order, strict=True)
+            for expression, item in zip(expressions, items, strict=True)
         ]
-        return sql.SQL(", ").join(items)
+        return sql.SQL(", ").join(written)
 
     def _order_values(self, read: Read, row: sql.Identifier, *, reverse: bool) -> sql.Composable:
         """` order by` the read's order again, over the inner rows' order values (`__o1`...)."""
@@ -472,7 +472,7 @@ class _Compiler:
         return sql.SQL(
             "(select coalesce(json_agg({rows}.j), '[]'::json) from (select {obj} as j from ({walk}) {row}{joins}{where}"
             " order by {order}) {rows})"
-        ).format(rows=rows, obj=obj, walk=recursive, row=row, joins=joins, where=_where(conditions),
+        ).format(rows=rows, obj=obj, walk=recursive, row=row, joins=joins, where=where(conditions),
                  order=sql.SQL(", ").join(order))  # fmt: skip
 
     # --- pages (connections) -----------------------------------------------------------------------------------
@@ -538,7 +538,7 @@ class _Compiler:
         """The window the page's rows are numbered over (`__n`): the read's order, or none."""
         if not read.order:
             return sql.SQL("")
-        return sql.SQL("order by {}").format(self._order_items(_values_of(read, row), read, read.page.backward))
+        return sql.SQL("order by {}").format(self._order_items(_values_of(read, row), read.order, read.page.backward))
 
     def _cursor(self, read: Read, row: sql.Identifier) -> sql.Composable:
         """An opaque cursor: base64 of the JSON array [signature, order values...] (SPEC "Pagination rules" 5).
@@ -558,7 +558,7 @@ class _Compiler:
         """How many rows the read's link and filter select, over every page."""
         table = sql.Identifier(self._alias())
         source, conditions = self._selection(read, table, parent)
-        return sql.SQL("(select count(*) from {}{})::int").format(source, _where(conditions))
+        return sql.SQL("(select count(*) from {}{})::int").format(source, where(conditions))
 
     def estimate(self, read: Read, parent: sql.Identifier | None) -> sql.Composable:
         """The planner's estimate of that count: EXPLAIN of the count query, run by the connection's
@@ -582,7 +582,7 @@ class _Compiler:
         table = sql.Identifier(writer._alias())
         source, conditions = writer._selection(read, table, parent_column if parent is not None else None)
         self._aliases = writer._aliases
-        template = sql.SQL("select from {}{}").format(source, _where(conditions))
+        template = sql.SQL("select from {}{}").format(source, where(conditions))
         text = sql.SQL("format({}{})").format(
             sql.Literal(template.as_string(None)),  # its `%%L` reach format() as `%L` (psycopg's % escaping)
             sql.SQL("").join(sql.SQL(", {}").format(value) for value in literals),
@@ -759,10 +759,6 @@ def _w(position: int) -> sql.Identifier:
 def _values_of(read: Read, row: sql.Identifier) -> list[sql.Composable]:
     """The inner rows' order values, `row.__o1`..."""
     return [sql.SQL("{}.{}").format(row, sql.Identifier(f"__o{p}")) for p in range(1, len(read.order) + 1)]
-
-
-def _where(conditions: list[sql.Composable]) -> sql.Composable:
-    return sql.SQL(" where {}").format(sql.SQL(" and ").join(conditions)) if conditions else sql.SQL("")
 
 
 def _needed_columns(read: Read) -> list[str]:
