@@ -21,19 +21,14 @@ import attrs
 
 from svc.model import Entity, Field
 from svc.plan import (
-    TRUNCATION_UNITS,
     AggregateMember,
     GroupValue,
-    KeyForm,
-    KeyType,
-    group_values,
-    key_type,
     member_fields,
 )
 
 from ._api_request import AggregateRequest, AggregateSet
 from ._parse_inputs import InputTypes, Written, bad
-from ._parse_listing import Listings, body_text, json_object, split_items, switch
+from ._parse_listing import Listings, body_text, group_item, json_object, split_items, switch
 from ._parse_query import Parameter, Parameters
 
 #: REST `group` takes at most this many items (SPEC "Limits": REST `group`).
@@ -147,17 +142,12 @@ class AggregateRequests:
         items = split_items(text, name)
         if len(items) > MAX_GROUP_ITEMS:
             raise bad(f"group takes at most {MAX_GROUP_ITEMS} items; got {len(items)}", name)
-        groupable = {value.field.name for value in group_values(entity).values()}
         group: list[tuple[str, GroupValue]] = []
         for item in items:
-            column, _, form = item.partition(":")
-            field = entity.rest_field(column)
-            if field is None or field.name not in groupable:
-                raise bad(f"{item!r}: {entity.type_name} cannot be grouped by {column!r}", name)
-            key = f"{field.rest_name}:{form}" if form else field.rest_name
-            if key in (named for named, _ in group):
-                raise bad(f"group names {key!r} twice", name)
-            group.append((key, _group_value(field, form, item, name)))
+            value = group_item(entity, item, name)
+            if value.name in (named for named, _ in group):
+                raise bad(f"group names {value.name!r} twice", name)
+            group.append((value.name, value))
         return tuple(group)
 
     def _having(self, entity: Entity, parameter: Parameter | None, name: str) -> Any:
@@ -172,23 +162,6 @@ class AggregateRequests:
 def _unnamed(spec: AggregateSet) -> AggregateRequest:
     """A request of one set: its filter is the request's (the rows read)."""
     return AggregateRequest(sets=(("", attrs.evolve(spec, filter=None)),), filter=spec.filter)
-
-
-def _group_value(field: Field, form: str, item: str, name: str) -> GroupValue:
-    if not form:
-        return GroupValue(field.rest_name, field)
-    type_ = key_type(field)
-    if form == "binned":
-        if type_ is KeyType.OTHER:
-            raise bad(f"{item!r}: only dates, timestamps and numbers are binned", name)
-        return GroupValue(item, field, KeyForm.BINNED)
-    if form not in TRUNCATION_UNITS:
-        raise bad(f"{item!r}: a unit is one of {', '.join(TRUNCATION_UNITS)}, or binned", name)
-    if type_ not in (KeyType.DATE, KeyType.TIMESTAMP, KeyType.TIMESTAMPTZ):
-        raise bad(f"{item!r}: only dates and timestamps are truncated", name)
-    if type_ is KeyType.DATE and form in ("minute", "hour"):
-        raise bad(f"{item!r}: a date has no {form}s", name)
-    return GroupValue(item, field, KeyForm.TRUNCATED, form)
 
 
 def _parameters(body: dict[str, Any], prefix: str) -> Parameters:

@@ -430,19 +430,7 @@ def _windows(entity: Entity, parameters: Parameters) -> ListWindows | None:
             raise bad(f"window takes {', '.join(_WINDOW_FUNCTIONS)}; got {function!r}", "window")
     if partition and not (functions or running):
         raise bad("partition applies to window or running values: give one of them", "partition")
-    groupable = {value.field.name for value in group_values(entity).values()}
-    keys: list[GroupValue] = []
-    for item in partition:
-        column, _, unit = item.partition(":")
-        field = entity.rest_field(column)
-        if field is None or field.name not in groupable:
-            raise bad(f"{entity.type_name} rows cannot be partitioned by {column!r}", "partition")
-        truncated = key_type(field) in (KeyType.DATE, KeyType.TIMESTAMP, KeyType.TIMESTAMPTZ)
-        if unit and (not truncated or unit not in TRUNCATION_UNITS):
-            raise bad(
-                f"{item!r}: only dates and timestamps are truncated, to {', '.join(TRUNCATION_UNITS)}", "partition"
-            )
-        keys.append(GroupValue(item, field, KeyForm.TRUNCATED, unit) if unit else GroupValue(item, field))
+    keys = [group_item(entity, item, "partition", binned=False) for item in partition]
     numeric = {field.name for field in member_fields(entity, AggregateMember.SUM)}
     sums: list[Field] = []
     for column in running:
@@ -451,6 +439,30 @@ def _windows(entity: Entity, parameters: Parameters) -> ListWindows | None:
             raise bad(f"running sums are of numeric columns; {column!r} is none of {entity.type_name}'s", "running")
         sums.append(field)
     return ListWindows(tuple(functions), tuple(keys), tuple(sums))
+
+
+def group_item(entity: Entity, item: str, name: str, *, binned: bool = True) -> GroupValue:
+    """A group key as REST names it (`group`, `partition`): a column, `column:<unit>` truncating a date or
+    timestamp, or (where bins are given a width) `column:binned`; named as the response names it (`staffId`,
+    `paymentDate:month`)."""
+    column, _, form = item.partition(":")
+    field = entity.rest_field(column)
+    if field is None or field.name not in {value.field.name for value in group_values(entity).values()}:
+        raise bad(f"{item!r}: {entity.type_name} rows cannot be grouped by {column!r}", name)
+    if not form:
+        return GroupValue(field.rest_name, field)
+    key, type_ = f"{field.rest_name}:{form}", key_type(field)
+    if form == "binned" and binned:
+        if type_ is KeyType.OTHER:
+            raise bad(f"{item!r}: only dates, timestamps and numbers are binned", name)
+        return GroupValue(key, field, KeyForm.BINNED)
+    if form not in TRUNCATION_UNITS:
+        raise bad(f"{item!r}: a unit is one of {', '.join(TRUNCATION_UNITS)}{', or binned' if binned else ''}", name)
+    if type_ not in (KeyType.DATE, KeyType.TIMESTAMP, KeyType.TIMESTAMPTZ):
+        raise bad(f"{item!r}: only dates and timestamps are truncated", name)
+    if type_ is KeyType.DATE and form in ("minute", "hour"):
+        raise bad(f"{item!r}: a date has no {form}s", name)
+    return GroupValue(key, field, KeyForm.TRUNCATED, form)
 
 
 def _split(text: str | None) -> list[str]:
