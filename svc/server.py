@@ -5,6 +5,10 @@ supervisor. Signals belong here: SIGTERM (and SIGINT) stop accepting, let in-fli
 `server.shutdown_timeout`, cancel the actors and close the pool, and `serve` returns normally (exit 0); SIGHUP asks
 the reloader for a new snapshot (SPEC "Operations").
 
+Telemetry (SPEC "Telemetry") is made here from `telemetry.*` and the environment: the metrics (served on the API
+port or on `telemetry.metrics.listen`, pushed over OTLP), traces and logs; it reads the pool's, the dispatcher's and
+the poller's counts when collected, and exports what is left (bounded) when the service stops.
+
 Startup does not wait for the database: when it cannot be reached, the service listens anyway (`/live` 200, `/ready`
 503) and the reloader builds the first snapshot as soon as it can. A database that is reachable but does not fit
 the configuration (a startup check fails) stops the service with an error instead.
@@ -34,9 +38,21 @@ from svc.auth import Authenticator
 from svc.config import Config, ConfigError, LoadedConfig, load_config
 from svc.db import ConnectionSettings, Executor, open_pool
 from svc.events import prepare_capture
-from svc.http import App, GraphqlRoutes, GraphqlSocket, Live, OpenapiRoutes, Probes, RestRoutes, Route, UiRoutes
+from svc.http import (
+    App,
+    GraphqlRoutes,
+    GraphqlSocket,
+    Live,
+    MetricsRoutes,
+    OpenapiRoutes,
+    Probes,
+    RestRoutes,
+    Route,
+    UiRoutes,
+)
 from svc.pipeline import Pipeline
 from svc.snapshot import Snapshot, SnapshotHolder, build_snapshot
+from svc.telemetry.export import FLUSH_TIMEOUT, Settings, Telemetry
 from svc.version import VERSION
 
 log = logging.getLogger("svc.server")
@@ -61,7 +77,44 @@ async def serve(
     started = time.monotonic()
     for warning in loaded.warnings:
         log.warning("%s", warning)
+    telemetry = Telemetry(telemetry_settings(config), version=VERSION)
+    telemetry.start()
+    try:
+        await _serve(
+            loaded, conninfo=conninfo, started=started, telemetry=telemetry, routes=routes, task_status=task_status
+        )
+    finally:
+        with trio.move_on_after(FLUSH_TIMEOUT + 1.0), trio.CancelScope(shield=True):
+            await trio.to_thread.run_sync(telemetry.shutdown, abandon_on_cancel=True)
+    log.info("stopped")
 
+
+def telemetry_settings(config: Config) -> Settings:
+    telemetry = config.telemetry
+    otlp = telemetry.otlp
+    return Settings(
+        service_name=telemetry.service_name,
+        metrics=telemetry.metrics.enabled,
+        endpoint=otlp.endpoint,
+        headers=dict(otlp.headers),
+        traces=otlp.traces,
+        push_metrics=otlp.metrics,
+        logs=otlp.logs,
+        interval=otlp.interval.seconds,
+        sample_ratio=telemetry.traces.sample_ratio,
+    )
+
+
+async def _serve(
+    loaded: LoadedConfig,
+    *,
+    conninfo: str,
+    started: float,
+    telemetry: Telemetry,
+    routes: Sequence[Route],
+    task_status: trio.TaskStatus[list[str]],
+) -> None:
+    config = loaded.config
     async with open_pool(conninfo, connection_settings(config), size=config.database.pool_size) as pool:
         executor = Executor(pool, sql_comments=config.database.sql_comments)
         holder = SnapshotHolder()
@@ -100,7 +153,22 @@ async def serve(
             *UiRoutes(config).routes(),
         ]
         authenticator = Authenticator(config.auth, loaded.secrets.jwt_secret)
-        app = App(config, holder, [*service_routes, *routes], authenticator=authenticator)
+        metrics = config.telemetry.metrics
+        metrics_routes = MetricsRoutes(metrics.path, telemetry).routes() if metrics.enabled else []
+        if telemetry.metrics is not None:
+            telemetry.metrics.observe_pools(lambda: [pool.stats()])
+            if dispatcher is not None:
+                telemetry.metrics.observe_deliveries(dispatcher.deliveries)
+        if poller is not None:
+            telemetry.observe_rounds(poller.stats)
+        own_listener = metrics.enabled and metrics.listen is not None
+        app = App(
+            config,
+            holder,
+            [*service_routes, *([] if own_listener else metrics_routes), *routes],
+            authenticator=authenticator,
+            telemetry=telemetry,
+        )
         if live is not None and config.graphql.enabled:
             app.add_socket("/graphql", GraphqlSocket(config, live, holder, authenticator, app.limit).serve)
         async with trio.open_nursery() as nursery:
@@ -122,12 +190,17 @@ async def serve(
             if poller is not None:
                 await nursery.start(supervise, "subscription poller", poller.run)
             drained = [dispatcher.stopped] if dispatcher else []
+            if own_listener:
+                assert metrics.listen is not None
+                metrics_app = App(config, holder, metrics_routes, authenticator=authenticator)
+                metrics_config = _hypercorn_config(config, metrics.listen)
+                await nursery.start(partial(hypercorn.trio.serve, metrics_app, metrics_config,
+                                            shutdown_trigger=shutdown.wait))  # fmt: skip
             serving = partial(_serve_http, app, _hypercorn_config(config), shutdown, drained, nursery.cancel_scope)
             binds = await nursery.start(serving)
             log.info("svc %s serving %s in %s mode on %s", VERSION, ", ".join(config.database.schemas),
                      config.mode, ", ".join(binds))  # fmt: skip
             task_status.started(binds)
-    log.info("stopped")
 
 
 def connection_settings(config: Config) -> ConnectionSettings:
@@ -183,9 +256,10 @@ async def _first_snapshot(reloader: Reloader) -> None:
         raise StartupError(str(exc)) from exc
 
 
-def _hypercorn_config(config: Config) -> hypercorn.config.Config:
+def _hypercorn_config(config: Config, bind: str | None = None) -> hypercorn.config.Config:
+    """hypercorn's settings for the API port, or for another listener at `bind` (host:port)."""
     hc = hypercorn.config.Config()
-    hc.bind = [f"{_bracketed(config.server.host)}:{config.server.port}"]
+    hc.bind = [bind or f"{_bracketed(config.server.host)}:{config.server.port}"]
     hc.graceful_timeout = config.server.shutdown_timeout.seconds
     hc.include_server_header = False
     hc.accesslog = None

@@ -16,6 +16,7 @@ On shutdown (the `stopping` event) it stops claiming, lets deliveries in flight 
 and gives back the leases of those that did not, so another instance delivers them at once.
 """
 
+import collections
 import functools
 import logging
 import math
@@ -103,6 +104,8 @@ class Dispatcher:
         self._next_purge = 0.0
         #: Set once the dispatcher has stopped: in-flight deliveries done or given back.
         self.stopped = trio.Event()
+        #: Attempts so far by (trigger, outcome) (`svc_event_deliveries_total`).
+        self.deliveries: collections.Counter[tuple[str, str]] = collections.Counter()
 
     def wake(self) -> None:
         self._wake.set()
@@ -262,6 +265,7 @@ class Dispatcher:
                 because = f" ({outcome.error})" if outcome.error else ""
                 log.info("event %s (%s) attempt %d: %s%s", event.id, event.trigger, event.attempt,
                          outcome.outcome.value, because)  # fmt: skip
+            self.deliveries[event.trigger, outcome.outcome.value] += 1
             outcomes.send_nowait(outcome)
         finally:
             self._sending -= 1

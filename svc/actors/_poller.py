@@ -18,9 +18,9 @@
 - A subscriber that does not keep up (its few queued results unread) is sent its latest result when it catches up,
   never a backlog.
 
-Counts for the metrics `svc_subscription_active`, `svc_subscription_round_duration_seconds` and
-`svc_subscription_results_total` are kept in `stats` (and shown by `/health`) until the telemetry module exports
-them.
+The metrics `svc_subscription_active`, `svc_subscription_round_duration_seconds` and
+`svc_subscription_results_total` read `stats` (also shown by `/health`); each round's duration goes to its
+`round_observers` as it ends.
 """
 
 import hashlib
@@ -38,6 +38,7 @@ from svc.errors import Code, SvcError
 from svc.graphql import GraphqlRequest, GraphqlResponse, LiveQuery
 from svc.pipeline import Pipeline
 from svc.snapshot import Snapshot, SnapshotHolder
+from svc.telemetry import Record, record_var
 
 log = logging.getLogger("svc.subscriptions")
 
@@ -66,6 +67,16 @@ class Stats:
     statements: int = 0
     #: The latest rounds' durations in seconds.
     durations: deque[float] = attrs.field(factory=lambda: deque[float](maxlen=ROUND_HISTORY))
+    #: Called with each round's record (its statements, timed) and duration in seconds (the round duration
+    #: histogram, the round's span).
+    round_observers: list[Callable[[Record, float], None]] = attrs.field(factory=list)
+
+    def round_done(self, record: Record, seconds: float, statements: int) -> None:
+        self.rounds += 1
+        self.statements = statements
+        self.durations.append(seconds)
+        for observe in self.round_observers:
+            observe(record, seconds)
 
     def report(self) -> dict[str, Any]:
         """The counts, and the latest rounds' durations (p50, p99, last) in milliseconds."""
@@ -274,12 +285,16 @@ class Poller:
                 continue
             groups.setdefault(subscription.group, []).append(subscription)
         sent = self.stats.results
-        async with trio.open_nursery() as nursery:
-            for members in groups.values():
-                nursery.start_soon(self._isolated, members)
-        self.stats.rounds += 1
-        self.stats.statements = len(groups)
-        self.stats.durations.append(trio.current_time() - started)
+        # The round's statements are timed into a record of its own, as a request's are.
+        record = Record(f"subscription-round-{self.stats.rounds + 1}")
+        token = record_var.set(record)
+        try:
+            async with trio.open_nursery() as nursery:
+                for members in groups.values():
+                    nursery.start_soon(self._isolated, members)
+        finally:
+            record_var.reset(token)
+        self.stats.round_done(record, trio.current_time() - started, len(groups))
         log.debug("round: %d groups, %d results sent", len(groups), self.stats.results - sent)
 
     def _replan(self, subscription: Subscription, snapshot: Snapshot) -> bool:

@@ -4,13 +4,16 @@ ARCHITECTURE.md ("Authorization is the database's"): the transaction starts by s
 mapped claims with `set_config(..., true)`, so they end with it. SPEC "Errors": serialization failures (40001) and
 deadlocks (40P01) are retried up to 10 times with jittered backoff, since the unit owns its transaction; lost
 connections become `DATABASE_UNAVAILABLE`. SPEC "Telemetry": statements carry a structured comment naming the
-operation or resource (never a trace id), when `database.sql_comments` is on.
+operation or resource (never a trace id), when `database.sql_comments` is on. Each statement a unit sends is a
+database operation of the request's record (`svc.telemetry`), timed with its SQLSTATE when it fails; BEGIN, COMMIT
+and the session's settings are not.
 """
 
 import functools
 import logging
 import random
 import re
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal, LiteralString, TypeVar
 
@@ -22,6 +25,7 @@ from psycopg.abc import Buffer, Params
 from psycopg.adapt import Loader
 
 from svc.errors import Code, SvcError
+from svc.telemetry import database_operation
 
 from ._connection import Connection
 from ._errors import RETRYABLE_SQLSTATES, map_database_error
@@ -70,12 +74,16 @@ class StatementCounter:
 
 
 class Transaction:
-    """The open transaction a unit of work runs its statements in."""
+    """The open transaction a unit of work runs its statements in (`kind`: the operation it serves, `query` or
+    `mutation`)."""
 
-    def __init__(self, conn: Connection, comment: sql.Composable | None, counter: StatementCounter) -> None:
+    def __init__(
+        self, conn: Connection, comment: sql.Composable | None, counter: StatementCounter, kind: str = "mutation"
+    ) -> None:
         self.connection = conn
         self._comment = comment
         self._counter = counter
+        self._kind = kind
 
     async def execute(
         self,
@@ -93,18 +101,26 @@ class Transaction:
             else:
                 query = sql.Composed([sql.SQL(query) if isinstance(query, str) else query, self._comment])
         self._counter.sent += 1
-        return await self.connection.execute(query, params, prepare=prepare)
+        started = time.perf_counter()
+        try:
+            cursor = await self.connection.execute(query, params, prepare=prepare)
+        except psycopg.Error as exc:
+            database_operation(self._kind, query, started, exc.sqlstate or "")
+            raise
+        database_operation(self._kind, query, started)
+        return cursor
 
     async def fetch_raw(self, statement: str, params: Mapping[str, Any]) -> tuple[bytes | None, ...]:
         """The one row of a compiled statement, its text columns as raw bytes (prepared: its text is its shape)."""
         self._counter.sent += 1
-        (row,) = await _fetch_rows(self.connection, _tagged(statement, self._comment), params, one=True)
+        text = _tagged(statement, self._comment)
+        (row,) = await _fetch_rows(self.connection, text, params, one=True, kind=self._kind)
         return row
 
     async def fetch_rows(self, statement: str, params: Mapping[str, Any]) -> list[tuple[bytes | None, ...]]:
         """Every row of a compiled statement, text columns as raw bytes."""
         self._counter.sent += 1
-        return await _fetch_rows(self.connection, _tagged(statement, self._comment), params)
+        return await _fetch_rows(self.connection, _tagged(statement, self._comment), params, kind=self._kind)
 
 
 def sql_comment(tags: Mapping[LiteralString, str]) -> sql.Composable:
@@ -174,7 +190,7 @@ class Executor:
         async def once() -> list[tuple[bytes | None, ...]]:
             async with self.pool.connection() as conn:
                 self.counter.sent += 1
-                return await _fetch_rows(conn, text, params, one=one)
+                return await _fetch_rows(conn, text, params, one=one, kind="query")
 
         return await self._retrying(once)
 
@@ -193,7 +209,8 @@ class Executor:
         `map_database_error` names and the database's own error otherwise.
         """
         comment = sql_comment(tags) if self._sql_comments and tags else None
-        return await self._retrying(lambda: self._run_once(work, comment, session, _BEGIN[isolation, readonly]))
+        begin = _BEGIN[isolation, readonly]
+        return await self._retrying(lambda: self._run_once(work, comment, session, begin, readonly))
 
     async def _retrying(self, attempt_once: Callable[[], Awaitable[T]]) -> T:
         """Retry on serialization failure or deadlock (jittered backoff); map connection-level failures."""
@@ -218,13 +235,15 @@ class Executor:
         comment: sql.Composable | None,
         session: Session | None,
         begin: LiteralString,
+        readonly: bool,
     ) -> T:
         async with self.pool.connection() as conn:
             await conn.execute(begin, prepare=False)
             try:
                 if session is not None and (session.role or session.settings):
                     await _start_session(conn, session)
-                result = await work(Transaction(conn, comment, self.counter))
+                kind = "query" if readonly else "mutation"
+                result = await work(Transaction(conn, comment, self.counter, kind))
                 await _commit(conn)
             except BaseException:
                 await _rollback(conn)
@@ -243,9 +262,23 @@ def _tagged(statement: str, comment: sql.Composable | None) -> str:
 
 
 async def _fetch_rows(
-    conn: Connection, statement: str, params: Mapping[str, Any], *, one: bool = False
+    conn: Connection, statement: str, params: Mapping[str, Any], *, kind: str, one: bool = False
 ) -> list[tuple[bytes | None, ...]]:
-    """The rows of a compiled statement (`one`: its first row only, which a read always has)."""
+    """The rows of a compiled statement (`one`: its first row only, which a read always has), recorded as a database
+    operation of `kind`."""
+    started = time.perf_counter()
+    try:
+        rows = await _fetch(conn, statement, params, one=one)
+    except psycopg.Error as exc:
+        database_operation(kind, statement, started, exc.sqlstate or "")
+        raise
+    database_operation(kind, statement, started)
+    return rows
+
+
+async def _fetch(
+    conn: Connection, statement: str, params: Mapping[str, Any], *, one: bool
+) -> list[tuple[bytes | None, ...]]:
     cursor = conn.cursor()
     cursor.adapters.register_loader("text", RawText)
     cursor.adapters.register_loader("json", RawText)

@@ -1,5 +1,6 @@
 """The parse and validate stage (SPEC "GraphQL behaviour": parse, cached by document text): a document's text into
-its validated AST, or the error that refuses it, kept so a repeated document costs one lookup either way.
+its validated AST, or the error that refuses it, kept so a repeated document costs one lookup either way (the
+`document` cache of `svc_cache_requests_total`).
 
 A syntax error (graphql-core's `GraphQLSyntaxError`, whatever its message says) is GRAPHQL_PARSE_FAILED; a document
 the schema's validation rules refuse is GRAPHQL_VALIDATION_FAILED.
@@ -11,6 +12,7 @@ import attrs
 from graphql import DocumentNode, GraphQLError, GraphQLSchema, GraphQLSyntaxError, parse, validate
 
 from svc.errors import Code, SvcError
+from svc.telemetry import cache_lookup, cache_miss
 
 DOCUMENT_CACHE_SIZE = 500
 #: Parsing stops past this many tokens: a huge document costs no more than this to refuse.
@@ -43,12 +45,14 @@ class DocumentParser:
 
     def parse(self, text: str) -> DocumentNode:
         """The document of `text`, parsed and validated; raises SvcError when it is refused."""
+        cache_lookup("document")
         entry = self._documents(text)
         if isinstance(entry, _Refused):
             raise entry.error()
         return entry
 
     def _read(self, text: str) -> DocumentNode | _Refused:
+        cache_miss("document")
         try:
             document = parse(text, no_location=False, max_tokens=MAX_TOKENS)
         except GraphQLSyntaxError as error:

@@ -7,11 +7,16 @@ Partial results: when the one statement fails because of data it read and the qu
 root field is read alone in one repeatable-read, read-only transaction; a failing nullable field is null with its
 error, a failing non-null one makes `data` null. `onError`: PROPAGATE (default), NULL (failed fields are null, the
 rest kept), HALT (no data); the older NO_PROPAGATE and ABORT mean NULL and HALT.
+
+Telemetry: the stages `graphql.parse` (parsed and validated, or found in the document cache) and `graphql.plan`
+are timed here (the pipeline times `graphql.compile` and `graphql.execute`); the request's record learns the
+operation's type and name and the code of the first error.
 """
 
 import enum
 import json
 import logging
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -29,6 +34,7 @@ from graphql.execution.values import VariableValues, get_variable_values
 from svc.errors import Code, SvcError
 from svc.pipeline import Context, MutationFailed, Pipeline, Session, Statements
 from svc.plan import LimitExceeded, Params, ReadPlan, check_read
+from svc.telemetry import set_error, set_operation, stage
 
 from ._document_parser import DocumentParser
 from ._mutation_planner import MutationPlanner
@@ -128,13 +134,16 @@ class GraphqlEndpoint:
     async def execute(self, request: GraphqlRequest, pipeline: Pipeline, request_id: str) -> GraphqlResponse:
         answer = _Answer(request_id)
         try:
+            started = time.perf_counter()
             operation, document = self._operation(request)
+            started = stage("graphql.parse", started)
             if operation.operation is OperationType.MUTATION and request.method != "GET":
-                return await self._mutate(operation, document, request, pipeline, answer)
+                return await self._mutate(operation, document, request, pipeline, answer, started=started)
             if operation.operation is not OperationType.QUERY:
                 return answer.failed(_not_a_query(operation, request))
             variables = self._variables(operation, request)
             planned = self.planner.plan(operation, _fragments(document), variables)
+            stage("graphql.plan", started)
             if planned.introspection and not self.settings.introspection:
                 return answer.failed(SvcError(Code.INTROSPECTION_DISABLED, "introspection is disabled"))
         except FieldError as error:
@@ -180,6 +189,8 @@ class GraphqlEndpoint:
         request: GraphqlRequest,
         pipeline: Pipeline,
         answer: "_Answer",
+        *,
+        started: float,
     ) -> GraphqlResponse:
         """SPEC "Mutations": all or nothing. A failed field rolls the operation back; every root field is then null
         and the error names the field (HTTP 200, as for any field error); failures of the whole request (the
@@ -188,6 +199,7 @@ class GraphqlEndpoint:
         try:
             variables = self._variables(operation, request)
             plan = self.mutation_planner.plan(operation, _fragments(document), variables)
+            stage("graphql.plan", started)
         except FieldError as error:
             return answer.failed(error, error.path)
         except SvcError as error:
@@ -219,7 +231,9 @@ class GraphqlEndpoint:
             raise SvcError(Code.BAD_USER_INPUT, "the document has several operations: name one with operationName")
         else:
             chosen = operations
-        return chosen[0], document
+        operation = chosen[0]
+        set_operation(operation.operation.value, operation.name.value if operation.name else "")
+        return operation, document
 
     def _variables(self, operation: OperationDefinitionNode, request: GraphqlRequest) -> VariableValues:
         """The operation's variables, coerced (declared defaults for omitted ones; SPEC "Variables")."""
@@ -315,6 +329,7 @@ class _Answer:
         self.errors.append(entry)
         if self.first_status is None:
             self.first_status = error.status
+            set_error(error.code_name)
 
     def failed(self, error: SvcError, path: Sequence[str | int] | None = None) -> GraphqlResponse:
         self.add(error, path)

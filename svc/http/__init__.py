@@ -4,6 +4,7 @@ from ._app import App
 from ._graphql import GraphqlRoutes
 from ._live import Live
 from ._messages import Request, Response
+from ._metrics import MetricsRoutes
 from ._openapi import OpenapiRoutes
 from ._probes import Probes
 from ._problem import PROBLEM_JSON, problem
@@ -18,6 +19,7 @@ __all__ = [
     "GraphqlRoutes",
     "GraphqlSocket",
     "Live",
+    "MetricsRoutes",
     "OpenapiRoutes",
     "Probes",
     "Request",

@@ -1,7 +1,9 @@
 """The ASGI application: request ids, routing (404/405/OPTIONS/HEAD), CORS, security headers, typed errors.
 
 SPEC "Endpoints" -> service-level: every response echoes the incoming `X-Request-Id` or carries a generated UUID v4;
-in dev mode responses carry `Server-Timing: total;dur=<ms>` (plus the entries a handler adds). SPEC "Operations":
+in dev mode responses carry `Server-Timing`: the stages the request's record holds and `total;dur=<ms>`. SPEC
+"Telemetry": each request has a record (`svc.telemetry`) its stages and statements are timed into; when the request
+is answered, the metrics and spans read it (`Telemetry.end`). SPEC "Operations":
 security headers per `headers.preset`. Errors a handler raises as `SvcError` become RFC 9457 problem documents;
 anything else is logged under the request id and answered 500, masked unless `errors.detail: full`.
 
@@ -13,7 +15,7 @@ import re
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import trio
@@ -22,7 +24,7 @@ from svc.auth import Authenticator, Unauthenticated
 from svc.config import Config
 from svc.errors import Code, SvcError
 from svc.snapshot import SnapshotHolder
-from svc.telemetry import request_id_var
+from svc.telemetry import Record, record_var
 
 from ._cors import CorsPolicy
 from ._messages import Receive, Request, Response, Stream
@@ -30,6 +32,9 @@ from ._problem import internal_error, problem
 from ._ratelimit import Decision, RateLimiter
 from ._routing import Route, Router
 from ._security import SecurityHeaders
+
+if TYPE_CHECKING:  # the SDK is imported by the server, which makes the exporters
+    from svc.telemetry.export import Telemetry
 
 log = logging.getLogger("svc.http")
 
@@ -45,9 +50,16 @@ class App:
     """The ASGI callable hypercorn serves."""
 
     def __init__(
-        self, config: Config, holder: SnapshotHolder, routes: Iterable[Route], *, authenticator: Authenticator
+        self,
+        config: Config,
+        holder: SnapshotHolder,
+        routes: Iterable[Route],
+        *,
+        authenticator: Authenticator,
+        telemetry: "Telemetry | None" = None,
     ) -> None:
         self._router = Router(routes)
+        self._telemetry = telemetry
         self._authenticator = authenticator
         self._holder = holder
         self._dev = config.mode == "dev"
@@ -101,24 +113,29 @@ class App:
             await send({"type": "websocket.close", "code": 4500, "reason": "Internal server error"})
 
     async def _http(self, scope: Mapping[str, Any], receive: Receive, send: Send) -> None:
-        started = time.perf_counter()
         headers = _headers(scope)
         incoming = headers.get("x-request-id")
-        request_id = incoming if incoming and _REQUEST_ID.match(incoming) else str(uuid.uuid4())
-        token = request_id_var.set(request_id)
+        record = Record(incoming if incoming and _REQUEST_ID.match(incoming) else str(uuid.uuid4()))
+        token = record_var.set(record)
+        route = self._router.find(scope["path"])
+        record.route = route.template if route is not None else ""
+        telemetry = self._telemetry
+        method = scope["method"]
+        if telemetry is not None:
+            telemetry.begin(record, method, record.route, headers)
+        status = 500  # unless an answer is sent
         try:
             request = Request(
-                method=scope["method"],
+                method=method,
                 path=scope["path"],
                 raw_path=_raw_path(scope),
                 query_string=scope.get("query_string", b""),
                 headers=headers,
-                request_id=request_id,
+                request_id=record.request_id,
                 snapshot=self._holder.current,
                 client=scope.get("client"),
                 receive=receive,
             )
-            route = self._router.find(request.path)
             origin = request.header("origin")
             if route is not None and self._cors.is_preflight(
                 request.method, origin, request.header("access-control-request-method")
@@ -127,9 +144,12 @@ class App:
                 response, cors = Response.empty(204, headers=self._cors.preflight_headers(origin)), []
             else:
                 response, cors = await self._respond(request, route), self._cors.response_headers(origin)
-            await self._send(send, request, route, response, cors=cors, started=started)
+            status = response.status
+            await self._send(send, request, route, response, cors=cors, record=record)
         finally:
-            request_id_var.reset(token)
+            if telemetry is not None:
+                telemetry.end(record, method, status, time.perf_counter())
+            record_var.reset(token)
 
     async def _respond(self, request: Request, route: Route | None) -> Response:
         try:
@@ -186,7 +206,7 @@ class App:
         response: Response,
         *,
         cors: list[tuple[str, str]],
-        started: float,
+        record: Record,
     ) -> None:
         headers: list[tuple[str, str]] = [("X-Request-Id", request.request_id)]
         if response.content_type is not None:
@@ -201,9 +221,7 @@ class App:
         headers += [(name, value) for name, value in security if name.lower() not in own]
         headers += cors
         if self._dev:
-            total = (time.perf_counter() - started) * 1000
-            entries = [f"{name};dur={ms:.1f}" for name, ms in request.timings]
-            headers.append(("Server-Timing", ", ".join([*entries, f"total;dur={total:.1f}"])))
+            headers.append(("Server-Timing", _server_timing(record)))
         await send(
             {
                 "type": "http.response.start",
@@ -216,6 +234,13 @@ class App:
             return
         body = b"" if request.method == "HEAD" else response.body
         await send({"type": "http.response.body", "body": body})
+
+
+def _server_timing(record: Record) -> str:
+    """`graphql.parse;dur=0.1, ..., total;dur=2.5`: the recorded stages in milliseconds, then the whole request."""
+    entries = [f"{name};dur={(end - start) * 1000:.1f}" for name, start, end in record.stages]
+    entries.append(f"total;dur={(time.perf_counter() - record.started) * 1000:.1f}")
+    return ", ".join(entries)
 
 
 async def _stream(send: Send, receive: Receive, stream: Stream) -> None:

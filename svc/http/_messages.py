@@ -28,8 +28,6 @@ class Request:
     snapshot: Snapshot | None
     client: tuple[str, int] | None
     receive: Receive
-    #: Server-Timing entries a handler adds: (name, milliseconds).
-    timings: list[tuple[str, float]] = attrs.field(factory=list)
     #: Headers the app adds to whatever answers the request (the rate limiter's `RateLimit-*`).
     response_headers: list[tuple[str, str]] = attrs.field(factory=list)
     #: Who sent an API route's request (None on routes that take no token).

@@ -37,6 +37,12 @@ class Route:
     #: SDL and the OpenAPI document with `rbac.enabled`); a request without one is answered as anonymous.
     identify: bool = False
 
+    @property
+    def template(self) -> str:
+        """Telemetry's `http.route`: the path; for a prefix route, none until its handler names one (it knows what
+        the path below it names)."""
+        return "" if self.prefix else self.path
+
     def allowed(self) -> list[str]:
         methods = set(self.methods) | {"OPTIONS"}
         if "GET" in methods:

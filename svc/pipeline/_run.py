@@ -13,12 +13,17 @@ against the limits, compiled (once per shape), executed, and its database failur
   payload read, as the JSON texts the database answered, never decoded. What Python reads of an answer is its small
   status object (counts and missing keys, checked in plan order) and the count of rows written.
 
+Stages are timed here, once, for the request's record (`svc.telemetry`): `<api>.compile` (limits checked and the
+statement compiled) and `<api>.execute` (the database's part), where `<api>` is the context's `api` tag. A write's
+statements are compiled step by step inside its transaction, so its `execute` stage includes compiling.
+
 Front ends see typed errors only (`SvcError`, masked as `errors.detail` says and logged under the request id), never
 the driver's. Serialization failures and deadlocks retry the whole unit when it owns its transaction (the
 executor's job).
 """
 
 import json
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, LiteralString, TypeVar
 
@@ -30,6 +35,7 @@ from psycopg.adapt import PyFormat, Transformer
 from svc.db import RETRYABLE_SQLSTATES, Executor, Session, Transaction
 from svc.errors import Code, SvcError
 from svc.plan import MutationPlan, MutationStep, Params, PayloadKind, ReadPlan, check_mutation, check_read
+from svc.telemetry import stage
 
 from ._checks import first_failure
 from ._errors import answer_error, row_inputs, write_error
@@ -51,6 +57,14 @@ class Context:
     #: Keys are literal (they are written into SQL comments); values are reduced to a safe alphabet there.
     tags: Mapping[LiteralString, str] = attrs.field(factory=dict[LiteralString, str])
 
+    @property
+    def stages(self) -> tuple[str, str]:
+        """The names of the compile and execute stages of the API the work is for (its `api` tag)."""
+        return _STAGES.get(self.tags.get("api", ""), ("compile", "execute"))
+
+
+_STAGES = {api: (f"{api}.compile", f"{api}.execute") for api in ("graphql", "rest")}
+
 
 @attrs.frozen
 class Pipeline:
@@ -60,14 +74,19 @@ class Pipeline:
         self, statements: Statements, plan: ReadPlan, params: Params, context: Context
     ) -> tuple[bytes | None, ...]:
         """The JSON text of each root field of the plan (None for a JSON null), from one statement."""
+        compiling, executing = context.stages
+        started = time.perf_counter()
         check_read(plan, params.values, statements.limits)
         compiled = statements.read(plan)
+        started = stage(compiling, started)
         try:
             return await self.executor.fetch(
                 compiled.statement, params.named(), tags=context.tags, session=context.session
             )
         except psycopg.Error as exc:
             raise answer_error(exc, statements.errors, context.request_id) from exc
+        finally:
+            stage(executing, started)
 
     @staticmethod
     def batch_texts(values: Sequence[Any]) -> tuple[str | None, ...]:
@@ -106,8 +125,11 @@ class Pipeline:
         in one repeatable-read, read-only transaction, so they see the same data. A failure of the whole
         transaction (the database unavailable, a timeout) raises. The plan's limits are those of `read`, which the
         caller ran first."""
+        compiling, executing = context.stages
+        started = time.perf_counter()
         compiled = [statements.read(ReadPlan((root,))) for root in plan.roots]
         named = params.named()
+        started = stage(compiling, started)
 
         async def each(tx: Transaction) -> list[bytes | psycopg.Error | None]:
             results: list[bytes | psycopg.Error | None] = []
@@ -129,6 +151,8 @@ class Pipeline:
             )
         except psycopg.Error as exc:
             raise answer_error(exc, statements.errors, context.request_id) from exc
+        finally:
+            stage(executing, started)
         return tuple(
             answer_error(result, statements.errors, context.request_id) if isinstance(result, psycopg.Error) else result
             for result in results
@@ -147,6 +171,7 @@ class Pipeline:
         a statement timeout)."""
         check_mutation(plan, statements.limits)
         current = [plan.steps[0].key if plan.steps else ""]
+        started = time.perf_counter()
 
         async def work(tx: Transaction) -> list[Payload]:
             answers: list[Payload] = []
@@ -167,6 +192,8 @@ class Pipeline:
             # Deferred constraints are checked while committing, after the last step.
             typed = write_error(exc, statements.model, statements.errors, (), None)
             raise MutationFailed(current[0], answer_error(typed or exc, statements.errors, context.request_id)) from exc
+        finally:
+            stage(context.stages[1], started)
 
 
 async def _step(statements: Statements, tx: Transaction, step: MutationStep) -> Payload:

@@ -1,8 +1,9 @@
 """What the pipeline keeps per snapshot API: compiled statements by plan shape, and what checking plans and typing
 their database errors needs (the model, the limits, the `errors` configuration).
 
-Held by the snapshot, so a reload starts afresh; shared by the requests on that snapshot (all in one Trio thread,
-and compiling never awaits, so no lock is needed).
+The compiled reads and writes are the `operation` cache of `svc_cache_requests_total` (a lookup counted where it is
+asked, a miss where a statement is compiled). Held by the snapshot, so a reload starts afresh; shared by the
+requests on that snapshot (all in one Trio thread, and compiling never awaits, so no lock is needed).
 """
 
 import functools
@@ -11,6 +12,7 @@ from svc.config import ErrorsConfig, LimitsConfig
 from svc.model import EntityRef, Model
 from svc.plan import ReadPlan, Table
 from svc.sql import CompiledRead, CompiledWrite, WriteTree, compile_batch, compile_read, compile_write
+from svc.telemetry import cache_lookup, cache_miss
 
 #: Compiled statements kept per snapshot (least recently used out), reads and writes each.
 STATEMENT_CACHE_SIZE = 1000
@@ -25,13 +27,12 @@ class Statements:
         self.model = model
         self.limits = limits
         self.errors = errors
-        self._reads = functools.lru_cache(maxsize=size)(compile_read)
+        self._reads = functools.lru_cache(maxsize=size)(_read)
         self._batches = functools.lru_cache(maxsize=size)(compile_batch)
-        self._writes = functools.lru_cache(maxsize=size)(
-            functools.partial(compile_write, returned=returned_columns(model))
-        )
+        self._writes = functools.lru_cache(maxsize=size)(functools.partial(_write, returned=returned_columns(model)))
 
     def read(self, plan: ReadPlan) -> CompiledRead:
+        cache_lookup("operation")
         return self._reads(plan)
 
     def batch(self, plan: ReadPlan, params: int) -> CompiledRead:
@@ -41,7 +42,20 @@ class Statements:
     def write(self, write: WriteTree, *, rows: bool, global_ids: str | None) -> CompiledWrite:
         """A write tree's statements (a tree is its shape: its values are left out of its equality), answering the
         rows when `rows`, and the first row's global ID of type `global_ids` when given."""
+        cache_lookup("operation")
         return self._writes(write, rows=rows, global_ids=global_ids)
+
+
+def _read(plan: ReadPlan) -> CompiledRead:
+    cache_miss("operation")
+    return compile_read(plan)
+
+
+def _write(
+    write: WriteTree, *, rows: bool, global_ids: str | None, returned: dict[Table, tuple[str, ...]]
+) -> CompiledWrite:
+    cache_miss("operation")
+    return compile_write(write, rows=rows, global_ids=global_ids, returned=returned)
 
 
 def returned_columns(model: Model) -> dict[Table, tuple[str, ...]]:

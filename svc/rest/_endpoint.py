@@ -5,8 +5,12 @@ the database's JSON texts (`_respond.py`). No stage calls back into another: thi
 A JSON Patch or merge patch needs the database between its stages: it is two staged round trips, the row read as
 the API shows it, then the update of the members the patch changed (or, when it changes nothing, the row read
 again as the client selects it). HEAD answers like GET (the HTTP layer drops the body).
+
+Telemetry: `rest.parse` and `rest.plan` are timed here (the pipeline times `rest.compile` and `rest.execute`); the
+parse stage names the route's template on the request's record.
 """
 
+import time
 from collections.abc import Mapping
 
 from graphql import GraphQLSchema
@@ -15,6 +19,7 @@ from svc.config import Config
 from svc.model import Model
 from svc.pipeline import MutationFailed, Pipeline, Statements
 from svc.plan import EntityIndex
+from svc.telemetry import stage
 
 from ._api_request import ApiRequest, Patch
 from ._messages import RestRequest, RestResponse
@@ -38,10 +43,13 @@ class RestEndpoint:
         self.statements = statements
 
     async def handle(self, request: RestRequest, pipeline: Pipeline) -> RestResponse:
+        started = time.perf_counter()
         api = self.parser.parse(request)
+        started = stage("rest.parse", started)
         if isinstance(api.body, Patch):
             return await self._patch(api, request, pipeline)
         planned = self.planner.plan(api)
+        stage("rest.plan", started)
         return self.responder.respond(api, planned, await self.run(api, planned, request, pipeline))
 
     async def _patch(self, api: ApiRequest, request: RestRequest, pipeline: Pipeline) -> RestResponse:

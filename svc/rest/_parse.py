@@ -19,6 +19,7 @@ from svc.config import LimitsConfig
 from svc.errors import Code, SvcError
 from svc.model import Entity, Field, Model, Operation, ReturnKind
 from svc.plan import EntityIndex, KeyLookup, decode_global_id, key_value, parse_json
+from svc.telemetry import set_route
 
 from . import _parse_bodies as bodies
 from . import _parse_headers as headers
@@ -52,6 +53,7 @@ class RequestParser:
 
     def parse(self, request: RestRequest) -> ApiRequest:
         target = self.index.resolve(request.raw_path)
+        set_route(target.template)
         allowed = allowed_methods(target)
         method = "GET" if request.method == "HEAD" else request.method
         base = ApiRequest(Action.DESCRIBE, target, request.method, path=unquote(request.raw_path))

@@ -49,6 +49,25 @@ class Target:
     column: str | None = None
     word: str | None = None  # a search method, or a node ID
 
+    @property
+    def template(self) -> str:
+        """The route template of the path (`/rest/{resource}/{key}`): telemetry's `http.route`."""
+        return ("/rest/{schema}" if self.schema else "/rest") + _TEMPLATES[self.kind]
+
+
+_TEMPLATES = {
+    Kind.INDEX: "",
+    Kind.COLLECTION: "/{resource}",
+    Kind.ROW: "/{resource}/{key}",
+    Kind.COLUMN: "/{resource}/{key}/{column}",
+    Kind.SEARCH: "/{resource}/search",
+    Kind.SEARCH_METHOD: "/{resource}/search/{method}",
+    Kind.AGGREGATE: "/{resource}/aggregate",
+    Kind.GLOBAL_SEARCH: "/search",
+    Kind.NODE: "/node/{id}",
+    Kind.RPC: "/rpc/{function}",
+}
+
 
 @attrs.frozen
 class Resource:

@@ -1,30 +1,31 @@
 """Process logging: text or JSON lines on stderr, each record carrying the request id of the task that wrote it.
 
 SPEC "Telemetry": `telemetry.logs.level`, `telemetry.logs.format` (`text` default or `json`); logs written during a
-request carry its request id. The id lives in a context variable, which Trio copies into every task a request
-handler starts, so records from nested tasks are tagged too.
+request carry its request id and trace id. Both come from the request's record (`_record.py`), a context variable
+Trio copies into every task a request handler starts, so records from nested tasks are tagged too.
 """
 
-import contextvars
 import json
 import logging
 import sys
 import time
 from typing import TextIO
 
-#: The id of the request the current task serves (None outside requests).
-request_id_var: contextvars.ContextVar[str | None] = contextvars.ContextVar("svc_request_id", default=None)
+from ._record import record_var
 
 
 def _tag_records_with_the_request_id() -> None:
-    """Every record gets `request_id` when it is made, so every handler (test capture and exporters too) sees it."""
+    """Every record gets `request_id` and `trace_id` when it is made, so every handler (test capture and exporters
+    too) sees them."""
     make = logging.getLogRecordFactory()
     if getattr(make, "tags_request_id", False):
         return
 
     def factory(*args: object, **kwargs: object) -> logging.LogRecord:
         record = make(*args, **kwargs)
-        record.request_id = request_id_var.get()
+        request = record_var.get()
+        record.request_id = request.request_id if request is not None else None
+        record.trace_id = request.trace_id if request is not None else None
         return record
 
     # A mark on the installed factory itself, so it is installed once however often this module is loaded.
@@ -42,7 +43,10 @@ class _TextFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         line = super().format(record)
         request_id = getattr(record, "request_id", None)
-        return f"{line} [request_id={request_id}]" if request_id else line
+        if not request_id:
+            return line
+        trace_id = getattr(record, "trace_id", None)
+        return f"{line} [request_id={request_id}{f' trace_id={trace_id}' if trace_id else ''}]"
 
 
 class _JsonFormatter(logging.Formatter):
@@ -56,6 +60,9 @@ class _JsonFormatter(logging.Formatter):
         request_id = getattr(record, "request_id", None)
         if request_id:
             entry["request_id"] = request_id
+        trace_id = getattr(record, "trace_id", None)
+        if trace_id:
+            entry["trace_id"] = trace_id
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
         return json.dumps(entry, ensure_ascii=False)
