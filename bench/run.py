@@ -256,7 +256,18 @@ def wait_until_answers(server: Server, probe: bytes, timeout: float = 60.0) -> N
     raise BenchError(f"{server.name} did not answer within {timeout:.0f}s; log:\n{server.log_path.read_text()}")
 
 
-def start_svc(work: Path) -> Server:
+#: `--svc-telemetry`: what svc reports while it is timed. `off` is prod's default (the request record, and so the stage
+#: timing, is always on); `metrics` serves Prometheus metrics; `otlp` also exports traces, metrics (every 1 s) and
+#: logs to an OTLP/HTTP receiver on loopback (the tests' receiver, which decodes what it gets and keeps nothing).
+TELEMETRY = {
+    "off": "",
+    "metrics": "  metrics:\n    enabled: true\n",
+    "otlp": "  metrics:\n    enabled: true\n  otlp:\n    endpoint: http://127.0.0.1:{port}\n    interval: 1s\n",
+}
+OTLP_PORT = 4812
+
+
+def start_svc(work: Path, telemetry: str = "off") -> Server:
     config = work / "svc.yaml"
     # Prod mode defaults otherwise (pool of 10, statement cache, limits, no UI, introspection or SDL endpoint).
     config.write_text(
@@ -271,7 +282,7 @@ def start_svc(work: Path) -> Server:
         "  enabled: false\n"
         "telemetry:\n"
         "  logs:\n"
-        "    level: warning\n"
+        "    level: warning\n" + TELEMETRY[telemetry].format(port=OTLP_PORT)
     )
     log_path = work / "svc.log"
     env = {**os.environ, "DATABASE_URL": DB_URL}
@@ -850,7 +861,8 @@ def write_report(
         "processes, `client` = wrk or pgbench. `RSS` = the server's peak resident memory in the window. "
         "p50/p99 are means over the rounds; req/s shows each round, then the mean.",
         "- Both servers use their default pool of 10 connections; svc runs `svc run --mode prod` with a "
-        "config of loopback port, `database.schemas: [public]`, logs at warning, the pin check off; "
+        "config of loopback port, `database.schemas: [public]`, logs at warning, the pin check off, "
+        f"telemetry `{args.svc_telemetry}` (`--svc-telemetry`); "
         "PostGraphile runs with NODE_ENV=production, the Amber preset, the connection-filter plugin, "
         "@graphile/pg-aggregates (Q5) with a month grouping added, and the three pagila changes "
         "(bench/postgraphile/graphile.config.mjs).",
@@ -954,6 +966,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--noise-budget", type=float, help="minutes the run may spend waiting out other load (default 30, quick 1)"
     )
     parser.add_argument("--skip-load", action="store_true", help="reuse bench_pagila as it is (no reload)")
+    parser.add_argument(
+        "--svc-telemetry",
+        choices=sorted(TELEMETRY),
+        default="off",
+        help="what svc reports while timed: off (prod default), metrics, or otlp (metrics, traces and logs exported)",
+    )
     args = parser.parse_args(argv)
     args.argv = argv
     args.ops = [name.strip().upper() for name in args.ops.split(",") if name.strip()]
@@ -996,13 +1014,22 @@ def preflight() -> None:
 
 
 @contextlib.contextmanager
-def servers_running(work: Path, home: Path | None, targets: list[str]) -> Iterator[dict[str, Server]]:
-    """svc and PostGraphile, those of them that are among the run's targets (home: PostGraphile's install)."""
+def servers_running(
+    work: Path, home: Path | None, targets: list[str], telemetry: str = "off"
+) -> Iterator[dict[str, Server]]:
+    """svc and PostGraphile, those of them that are among the run's targets (home: PostGraphile's install); with
+    `telemetry` `otlp`, an OTLP receiver for svc as well."""
     started: list[Server] = []
+    receiver = None
     try:
         if "svc" in targets:
-            log(f"starting svc on :{SVC_PORT}")
-            started.append(start_svc(work))
+            if telemetry == "otlp":
+                receiver = subprocess.Popen(
+                    [sys.executable, "-m", "tests.telemetry.receiver", str(OTLP_PORT)],
+                    cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                )  # fmt: skip
+            log(f"starting svc on :{SVC_PORT} (telemetry: {telemetry})")
+            started.append(start_svc(work, telemetry))
         if "postgraphile" in targets:
             assert home is not None
             log(f"starting PostGraphile on :{POSTGRAPHILE_PORT}")
@@ -1011,6 +1038,9 @@ def servers_running(work: Path, home: Path | None, targets: list[str]) -> Iterat
     finally:
         for server in started:
             server.stop()
+        if receiver is not None:
+            receiver.terminate()
+            receiver.wait(timeout=10)
 
 
 def main(argv: list[str]) -> int:
@@ -1026,7 +1056,7 @@ def main(argv: list[str]) -> int:
     work = Path(tempfile.mkdtemp(prefix="run-", dir=CACHE))
     results: list[Measurement] = []
     checks: list[Check] = []
-    with servers_running(work, home, args.targets) as servers:
+    with servers_running(work, home, args.targets, args.svc_telemetry) as servers:
         for name in args.ops:
             op = OPS[name]
             check = check_equivalence(op, servers, args.targets)

@@ -1,13 +1,14 @@
 """The delimited sections of bench/RESULTS.md: bench/run.py writes the file's main report, while bench/events.py and
 bench/subscriptions.py each own one section between `<!-- name -->` and `<!-- /name -->`, which they replace when
-they measure again and which run.py keeps when it rewrites the rest."""
+they measure again and which run.py keeps when it rewrites the rest. The `telemetry` section is written by hand from
+runs of `run.py --svc-telemetry off|metrics|otlp` (one run cannot start svc three ways)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 #: The sections other scripts own, in the order run.py keeps them.
-NAMES = ("events", "subscriptions")
+NAMES = ("events", "subscriptions", "telemetry")
 
 
 def markers(name: str) -> tuple[str, str]:
