@@ -530,6 +530,18 @@ class _Outage:
             self.failing = False
             log.info("OTLP %s export to %s works again (%d dropped in all)", self.signal, self.endpoint, self.dropped)
 
+    def export(self, export: Callable[[], Any], items: int, success: Any, failure: Any) -> Any:
+        """Run one export (an exporter that raises fails its batch, never the thread exporting it) and count it."""
+        try:
+            result = export()
+        except Exception:
+            result = failure
+        if result is success:
+            self.succeeded()
+        else:
+            self.failed(items)
+        return result
+
 
 class _GuardedSpans(SpanExporter):
     def __init__(self, inner: SpanExporter, signal: str, endpoint: str) -> None:
@@ -537,12 +549,9 @@ class _GuardedSpans(SpanExporter):
         self.outage = _Outage(signal, endpoint)
 
     def export(self, spans: Any) -> SpanExportResult:
-        result = _attempt(lambda: self._inner.export(spans), SpanExportResult.FAILURE)
-        if result is SpanExportResult.SUCCESS:
-            self.outage.succeeded()
-        else:
-            self.outage.failed(len(spans))
-        return result
+        return self.outage.export(
+            lambda: self._inner.export(spans), len(spans), SpanExportResult.SUCCESS, SpanExportResult.FAILURE
+        )
 
     def shutdown(self) -> None:
         self._inner.shutdown()
@@ -557,12 +566,9 @@ class _GuardedLogs(LogRecordExporter):
         self.outage = _Outage(signal, endpoint)
 
     def export(self, batch: Any) -> LogRecordExportResult:
-        result = _attempt(lambda: self._inner.export(batch), LogRecordExportResult.FAILURE)
-        if result is LogRecordExportResult.SUCCESS:
-            self.outage.succeeded()
-        else:
-            self.outage.failed(len(batch))
-        return result
+        return self.outage.export(
+            lambda: self._inner.export(batch), len(batch), LogRecordExportResult.SUCCESS, LogRecordExportResult.FAILURE
+        )
 
     def shutdown(self) -> None:
         self._inner.shutdown()
@@ -578,25 +584,19 @@ class _GuardedMetrics(MetricExporter):
         self.outage = _Outage(signal, endpoint)
 
     def export(self, metrics_data: MetricsData, timeout_millis: float = 10_000, **kwargs: Any) -> MetricExportResult:
-        result = _attempt(lambda: self._inner.export(metrics_data, timeout_millis), MetricExportResult.FAILURE)
-        if result is MetricExportResult.SUCCESS:
-            self.outage.succeeded()
-        else:
-            self.outage.failed(sum(len(s.metrics) for r in metrics_data.resource_metrics for s in r.scope_metrics))
-        return result
+        items = sum(len(s.metrics) for r in metrics_data.resource_metrics for s in r.scope_metrics)
+        return self.outage.export(
+            lambda: self._inner.export(metrics_data, timeout_millis),
+            items,
+            MetricExportResult.SUCCESS,
+            MetricExportResult.FAILURE,
+        )
 
     def force_flush(self, timeout_millis: float = 10_000) -> bool:
         return self._inner.force_flush(timeout_millis)
 
     def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
         self._inner.shutdown(timeout_millis=timeout_millis)
-
-
-def _attempt(export: Callable[[], Any], failure: Any) -> Any:
-    try:
-        return export()
-    except Exception:  # an exporter that raises fails its batch, never the thread exporting it
-        return failure
 
 
 class _QueueFull(logging.Filter):
