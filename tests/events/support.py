@@ -20,8 +20,9 @@ ENVIRON = {"HOOK_SECRET": SECRET}
 
 def settings(url: str, **events: Any) -> dict[str, Any]:
     """Events on orders (every operation) and tags (insert only) to the target `default` at `url`; `events` are
-    merged into the `events:` block (retry, schedules, install...)."""
+    merged into the `events:` block (retry, schedules, install...). Metrics are on (`svc_event_deliveries_total`)."""
     return {
+        "telemetry": {"metrics": {"enabled": True}},
         "events": {
             "poll_interval": "1s",
             "retry": {"attempts": 3, "initial": "200ms", "max": "1s"},

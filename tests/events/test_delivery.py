@@ -9,6 +9,7 @@ from datetime import datetime
 import psycopg
 import pytest
 import trio
+from prometheus_client.parser import text_string_to_metric_families
 
 from svc.actors._dispatcher import retry_gap
 from tests.events.support import ENVIRON, outbox, served, settings, sql, until
@@ -44,7 +45,7 @@ def test_retry_gaps_are_full_jitter_under_a_doubling_cap():
 
 
 async def test_a_failing_receiver_gets_the_same_id_until_it_accepts(tmp_path, database_url):
-    async with served(tmp_path, database_url, failing(2)) as (receiver, _):
+    async with served(tmp_path, database_url, failing(2)) as (receiver, service):
         sql(database_url, "insert into app_public.orders (customer) values ('Ada')")
         await receiver.wait_for(lambda received: len(received) == 3)
         (event,) = outbox(database_url)
@@ -55,6 +56,16 @@ async def test_a_failing_receiver_gets_the_same_id_until_it_accepts(tmp_path, da
         assert second - first < 0.2 + 0.8 and third - second < 0.4 + 0.8
         await until(lambda: outbox(database_url)[0]["state"] == "delivered")
         assert attempts(database_url) == [(1, "retry", 500), (2, "retry", 500), (3, "delivered", 200)]
+        # The dispatcher's counts are the metric `svc_event_deliveries_total` (SPEC "Telemetry").
+        metrics = (await service.client.get("/metrics")).text
+        counted = {
+            (sample.labels["svc_event_trigger"], sample.labels["svc_event_outcome"]): sample.value
+            for family in text_string_to_metric_families(metrics)
+            if family.name == "svc_event_deliveries"
+            for sample in family.samples
+            if sample.name == "svc_event_deliveries_total"
+        }
+        assert counted == {(event["trigger"], "retry"): 2, (event["trigger"], "delivered"): 1}
 
 
 async def test_an_always_failing_receiver_ends_dead_and_redrive_delivers_again(tmp_path, database_url):
