@@ -411,13 +411,32 @@ def _check_values(config: Config) -> list[str]:
     persisted = config.graphql.persisted_queries
     if persisted.allow_list and not persisted.manifest:
         problems.append("graphql.persisted_queries.allow_list: needs graphql.persisted_queries.manifest")
-    if not 0.0 <= config.telemetry.traces.sample_ratio <= 1.0:
-        problems.append("telemetry.traces.sample_ratio: must be between 0 and 1")
+    problems += _check_telemetry(config)
     if not config.reload.channel:
         problems.append("reload.channel: must not be empty")
     if config.limits.groups is not None and config.limits.groups < 1:
         problems.append("limits.groups: must be at least 1 (or off)")
     problems += _check_subscriptions(config)
+    return problems
+
+
+def _check_telemetry(config: Config) -> list[str]:
+    """The metrics' path and own listener, the push interval and the sampled share of traces."""
+    telemetry = config.telemetry
+    metrics = telemetry.metrics
+    problems = []
+    if not metrics.path.startswith("/"):
+        problems.append("telemetry.metrics.path: must start with /")
+    if metrics.listen is not None:
+        host, _, port = metrics.listen.rpartition(":")
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            problems.append(f"telemetry.metrics.listen: not host:port: {metrics.listen!r}")
+        if not metrics.enabled:
+            problems.append("telemetry.metrics.listen: needs telemetry.metrics.enabled")
+    if telemetry.otlp.interval.seconds <= 0:
+        problems.append("telemetry.otlp.interval: must be longer than 0s")
+    if not 0.0 <= telemetry.traces.sample_ratio <= 1.0:
+        problems.append("telemetry.traces.sample_ratio: must be between 0 and 1")
     return problems
 
 

@@ -464,3 +464,21 @@ def test_subscription_timers_and_limits_and_the_groups_limit_are_checked(tmp_pat
         "subscriptions.init_timeout: must be longer than 0s",
         "subscriptions.max_active: must be at least 1",
     ]
+
+
+def test_telemetry_path_listener_interval_and_ratio_are_checked(tmp_path):
+    """An own metrics listener without metrics would be accepted and serve nothing; a zero interval would push
+    without pause."""
+    text = (
+        "telemetry:\n"
+        "  metrics: {path: metrics, listen: 'nowhere'}\n"
+        "  otlp: {interval: 0s}\n"
+        "  traces: {sample_ratio: 2}\n"
+    )
+    assert problems(tmp_path, text) == [
+        "telemetry.metrics.path: must start with /",
+        "telemetry.metrics.listen: not host:port: 'nowhere'",
+        "telemetry.metrics.listen: needs telemetry.metrics.enabled",
+        "telemetry.otlp.interval: must be longer than 0s",
+        "telemetry.traces.sample_ratio: must be between 0 and 1",
+    ]
