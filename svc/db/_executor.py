@@ -101,14 +101,7 @@ class Transaction:
             else:
                 query = sql.Composed([sql.SQL(query) if isinstance(query, str) else query, self._comment])
         self._counter.sent += 1
-        started = time.perf_counter()
-        try:
-            cursor = await self.connection.execute(query, params, prepare=prepare)
-        except psycopg.Error as exc:
-            database_operation(self._kind, query, started, exc.sqlstate or "")
-            raise
-        database_operation(self._kind, query, started)
-        return cursor
+        return await _recorded(self._kind, query, self.connection.execute(query, params, prepare=prepare))
 
     async def fetch_raw(self, statement: str, params: Mapping[str, Any]) -> tuple[bytes | None, ...]:
         """The one row of a compiled statement, its text columns as raw bytes (prepared: its text is its shape)."""
@@ -266,14 +259,20 @@ async def _fetch_rows(
 ) -> list[tuple[bytes | None, ...]]:
     """The rows of a compiled statement (`one`: its first row only, which a read always has), recorded as a database
     operation of `kind`."""
+    return await _recorded(kind, statement, _fetch(conn, statement, params, one=one))
+
+
+async def _recorded(kind: str, statement: object, sending: Awaitable[T]) -> T:
+    """Await one statement (`sending`, not started yet) and record it as a database operation of `kind`, with its
+    SQLSTATE when it fails."""
     started = time.perf_counter()
     try:
-        rows = await _fetch(conn, statement, params, one=one)
+        result = await sending
     except psycopg.Error as exc:
         database_operation(kind, statement, started, exc.sqlstate or "")
         raise
     database_operation(kind, statement, started)
-    return rows
+    return result
 
 
 async def _fetch(

@@ -13,6 +13,9 @@ from typing import TextIO
 
 from ._record import record_var
 
+#: The service's loggers: what `configure_logging` writes, and what OTLP logs export.
+LOGGERS = ("svc", "hypercorn.error")
+
 
 def _tag_records_with_the_request_id() -> None:
     """Every record gets `request_id` and `trace_id` when it is made, so every handler (test capture and exporters
@@ -72,7 +75,7 @@ def configure_logging(level: str = "info", fmt: str = "text", stream: TextIO | N
     """Send the `svc` and `hypercorn` loggers to `stream` (stderr) in the chosen format at `level`."""
     handler = logging.StreamHandler(stream or sys.stderr)
     handler.setFormatter(_JsonFormatter() if fmt == "json" else _TextFormatter())
-    for name in ("svc", "hypercorn.error"):
+    for name in LOGGERS:
         logger = logging.getLogger(name)
         logger.handlers[:] = [handler]
         logger.setLevel(level.upper())

@@ -49,6 +49,7 @@ from opentelemetry.util.re import parse_env_headers
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, generate_latest
 
+from ._logging import LOGGERS
 from ._record import Record, cache_counts, record_var
 
 log = logging.getLogger("svc.telemetry")
@@ -173,16 +174,16 @@ class Telemetry:
 
     # --- the process ------------------------------------------------------------------------------------------
 
-    def start(self, loggers: Iterable[str] = ("svc", "hypercorn.error")) -> None:
-        """Log records of these loggers are exported too (with the trace they were written in)."""
+    def start(self) -> None:
+        """The service's log records are exported too (with the trace they were written in)."""
         if self.logs is not None:
-            for name in loggers:
+            for name in LOGGERS:
                 logging.getLogger(name).addHandler(self.logs.handler)
 
     def shutdown(self) -> None:
         """Export what is left (bounded), then stop the exporters' threads. Blocking: run it in a thread."""
         if self.logs is not None:
-            for name in ("svc", "hypercorn.error"):
+            for name in LOGGERS:
                 logging.getLogger(name).removeHandler(self.logs.handler)
             self.logs.provider.shutdown()
         if self.tracing is not None:
