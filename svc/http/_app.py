@@ -122,7 +122,7 @@ class App:
         telemetry = self._telemetry
         method = scope["method"]
         if telemetry is not None:
-            telemetry.begin(record, method, record.route, headers)
+            telemetry.begin(record, method, headers)
         status = 500  # unless an answer is sent
         try:
             request = Request(

@@ -102,8 +102,6 @@ class Telemetry:
         endpoint = (settings.endpoint or environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or "").rstrip("/")
         headers = {**parse_env_headers(environ.get("OTEL_EXPORTER_OTLP_HEADERS", ""), liberal=True),
                    **settings.headers}  # fmt: skip
-        #: Where OTLP goes (None: nothing is exported).
-        self.endpoint = endpoint or None
         readers: list[MetricReader] = []
         #: The Prometheus exposition's registry (None: metrics are not served).
         self.registry: CollectorRegistry | None = None
@@ -130,10 +128,10 @@ class Telemetry:
 
     # --- a request --------------------------------------------------------------------------------------------
 
-    def begin(self, record: Record, method: str, route: str, headers: Mapping[str, str]) -> None:
+    def begin(self, record: Record, method: str, headers: Mapping[str, str]) -> None:
         """A request starts: its server span (when traced), the active-requests gauge, its trace id for logs."""
         if self.tracing is not None:
-            span = record.span = self.tracing.start(record, method, route, headers)
+            span = record.span = self.tracing.start(record, method, headers)
             context = span.get_span_context()
             if context.is_valid:
                 record.trace_id = format(context.trace_id, "032x")
@@ -378,11 +376,12 @@ class Tracing:
         self.tracer = self.provider.get_tracer("svc")
         self._propagator = TraceContextTextMapPropagator()
 
-    def start(self, record: Record, method: str, route: str, headers: Mapping[str, str]) -> trace.Span:
-        """The request's server span, continuing the caller's trace when it sends `traceparent`."""
+    def start(self, record: Record, method: str, headers: Mapping[str, str]) -> trace.Span:
+        """The request's server span (named by the route the table matched; `end` renames it when the handler
+        named a better one), continuing the caller's trace when it sends `traceparent`."""
         parent = self._propagator.extract(headers) if "traceparent" in headers else None
         return self.tracer.start_span(
-            _span_name(method, route),
+            _span_name(method, record.route),
             context=parent,
             kind=SpanKind.SERVER,
             start_time=record.started_ns,
