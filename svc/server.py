@@ -38,6 +38,7 @@ from svc.auth import Authenticator
 from svc.config import Config, ConfigError, LoadedConfig, load_config
 from svc.db import ConnectionSettings, Executor, open_pool
 from svc.events import prepare_capture
+from svc.graphql import Registry
 from svc.http import (
     App,
     GraphqlRoutes,
@@ -126,7 +127,7 @@ async def _serve(
             conninfo=conninfo,
             config=config,
             holder=holder,
-            build=partial(_build, executor),
+            build=partial(_build, executor, Registry()),
             connect_timeout=config.database.connect_timeout.seconds,
             on_swap=[
                 *([export_snapshot] if watching and config.watch.export else []),
@@ -213,9 +214,10 @@ def connection_settings(config: Config) -> ConnectionSettings:
     )
 
 
-async def _build(executor: Executor, config: Config) -> Snapshot:
-    """A snapshot, with the event capture it asks for installed (or checked, under `events.install: manual`)."""
-    return await prepare_capture(executor, await build_snapshot(executor, config))
+async def _build(executor: Executor, registry: Registry, config: Config) -> Snapshot:
+    """A snapshot, with the event capture it asks for installed (or checked, under `events.install: manual`);
+    every snapshot of the process shares the one `registry` of automatic persisted queries."""
+    return await prepare_capture(executor, await build_snapshot(executor, config, registry))
 
 
 def _dispatcher(loaded: LoadedConfig, conninfo: str, executor: Executor, shutdown: trio.Event) -> Dispatcher | None:

@@ -24,11 +24,16 @@ from svc.db import Executor, Transaction
 from svc.graphql import (
     GraphqlEndpoint,
     GraphqlSchema,
+    ManifestError,
+    PersistedQueries,
     QueryPlanner,
+    Registry,
     SchemaBuildError,
     Settings,
     build_graphql_schema,
     diff_sdl,
+    manifest_problems,
+    read_manifest,
 )
 from svc.model import Model, ModelError, build_model, prune_model
 from svc.pipeline import Statements
@@ -172,19 +177,26 @@ def derive(catalog: Catalog, config: Config) -> tuple[Model, GraphqlSchema]:
         raise SnapshotError([f"the generated GraphQL schema is invalid (a bug): {exc}"]) from exc
 
 
-async def build_snapshot(executor: Executor, config: Config) -> Snapshot:
-    """Read the catalog, derive the snapshot and run the startup checks.
+async def build_snapshot(executor: Executor, config: Config, registry: Registry | None = None) -> Snapshot:
+    """Read the catalog, derive the snapshot and run the startup checks. `registry`: the instance's automatic
+    persisted queries, kept from one snapshot to the next (a new one when not given).
 
     Raises SnapshotError when a check fails, and the executor's `SvcError` when the database cannot be read.
     """
+    persisted = await _persisted_queries(config, registry or Registry())
     catalog = await read_database_catalog(executor, config)
     model, graphql = derive(catalog, config)
-    whole = _api(model, graphql, config)
-    warnings = [*model.warnings, *whole.rest.index.warnings, *await _pin_check(config, graphql.sdl, whole)]
+    whole = _api(model, graphql, config, persisted)
+    warnings = [
+        *model.warnings,
+        *whole.rest.index.warnings,
+        *await _pin_check(config, graphql.sdl, whole),
+        *_manifest_check(config, whole, persisted),
+    ]
     connecting = catalog.current_user
     if config.rbac.enabled:
         roles = dict.fromkeys([*_configured_roles(config), connecting])
-        apis = {role: _api(*_pruned(model, catalog, role, config), config) for role in roles}
+        apis = {role: _api(*_pruned(model, catalog, role, config), config, persisted) for role in roles}
     else:
         apis = {connecting: whole}
     return Snapshot(
@@ -210,16 +222,46 @@ def _pruned(model: Model, catalog: Catalog, role: str, config: Config) -> tuple[
         raise SnapshotError([f"the GraphQL schema of role {role!r} is invalid (a bug): {exc}"]) from exc
 
 
-def _api(model: Model, graphql: GraphqlSchema, config: Config) -> Api:
+def _api(model: Model, graphql: GraphqlSchema, config: Config, persisted: PersistedQueries) -> Api:
     statements = Statements(model, config.limits, config.errors)
     endpoint = GraphqlEndpoint(
         graphql.schema,
         QueryPlanner(graphql.schema, model, config.limits),
         Settings(introspection=config.graphql.introspection),
         statements,
+        persisted,
     )
     rest = RestEndpoint(graphql.schema, model, config, statements)
     return Api(model, graphql, endpoint, rest, config)
+
+
+async def _persisted_queries(config: Config, registry: Registry) -> PersistedQueries:
+    """SPEC "Persisted queries": the configuration's switches and its manifest, read afresh with each snapshot (an
+    unreadable manifest refuses the snapshot in every mode: an allow-list must never open up)."""
+    settings = config.graphql.persisted_queries
+    if not settings.enabled:
+        return PersistedQueries(registry=registry)
+    manifest = None
+    if settings.manifest is not None:
+        where = f"graphql.persisted_queries.manifest: {settings.manifest}"
+        try:
+            manifest = read_manifest(await trio.Path(settings.manifest).read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise SnapshotError([f"{where}: cannot be read ({exc.strerror or exc})"]) from exc
+        except ManifestError as exc:
+            raise SnapshotError([f"{where}: {exc}"]) from exc
+    return PersistedQueries(True, settings.automatic, settings.allow_list, manifest, registry)
+
+
+def _manifest_check(config: Config, whole: Api, persisted: PersistedQueries) -> list[str]:
+    """SPEC: every manifest operation is validated against the schema; prod refuses the snapshot when one fails (at
+    startup: no start; on reload: the previous snapshot keeps serving), dev logs it."""
+    if persisted.manifest is None:
+        return []
+    problems = manifest_problems(persisted.manifest, whole.endpoint.documents)
+    if problems and config.mode == "prod":
+        raise SnapshotError(problems)
+    return problems
 
 
 async def _pin_check(config: Config, sdl: str, whole: Api) -> list[str]:

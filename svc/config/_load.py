@@ -411,6 +411,9 @@ def _check_values(config: Config) -> list[str]:
     persisted = config.graphql.persisted_queries
     if persisted.allow_list and not persisted.manifest:
         problems.append("graphql.persisted_queries.allow_list: needs graphql.persisted_queries.manifest")
+    if not persisted.enabled:
+        given = [key for key in ("manifest", "allow_list") if getattr(persisted, key)]
+        problems += [f"graphql.persisted_queries.{key}: needs graphql.persisted_queries.enabled" for key in given]
     problems += _check_telemetry(config)
     if not config.reload.channel:
         problems.append("reload.channel: must not be empty")

@@ -2,6 +2,7 @@
 
 from ._endpoint import GraphqlEndpoint, GraphqlRequest, GraphqlResponse, LiveQuery, Settings
 from ._mutation_planner import MutationPlanner
+from ._persisted import ManifestError, PersistedQueries, Registry, manifest_problems, read_manifest
 from ._query_planner import QueryPlanner
 from ._schema_builder import GraphqlSchema, SchemaBuildError, build_graphql_schema
 from ._sdl_diff import diff_sdl
@@ -12,10 +13,15 @@ __all__ = [
     "GraphqlResponse",
     "GraphqlSchema",
     "LiveQuery",
+    "ManifestError",
     "MutationPlanner",
+    "PersistedQueries",
     "QueryPlanner",
+    "Registry",
     "SchemaBuildError",
     "Settings",
     "build_graphql_schema",
     "diff_sdl",
+    "manifest_problems",
+    "read_manifest",
 ]

@@ -38,6 +38,7 @@ from svc.telemetry import set_error, set_operation, stage
 
 from ._document_parser import DocumentParser
 from ._mutation_planner import MutationPlanner
+from ._persisted import PersistedQueries
 from ._query_planner import FieldError, PlannedQuery, QueryPlanner
 
 log = logging.getLogger("svc.graphql")
@@ -70,6 +71,8 @@ class GraphqlRequest:
     variables: Mapping[str, Any] | None = None
     extensions: Mapping[str, Any] | None = None
     on_error: str | None = None
+    #: A persisted document's id (SPEC "Persisted queries"; `query` is then absent).
+    document_id: str | None = None
     method: str = "POST"
     #: The database role and session settings of the request (SPEC "Authentication"); None: the connecting role.
     session: Session | None = None
@@ -122,12 +125,15 @@ class GraphqlEndpoint:
         planner: QueryPlanner,
         settings: Settings,
         statements: Statements,
+        persisted: PersistedQueries | None = None,
     ) -> None:
         self.schema = schema
         self.planner = planner
         self.mutation_planner = MutationPlanner(planner) if schema.mutation_type is not None else None
         self.settings = settings
         self.documents = DocumentParser(schema)
+        #: Which text a request runs (persisted queries, the allow-list), shared by the snapshot's endpoints.
+        self.persisted = persisted if persisted is not None else PersistedQueries()
         #: Compiled statements, shared with the REST endpoint of the same snapshot.
         self.statements = statements
 
@@ -218,9 +224,8 @@ class GraphqlEndpoint:
         return answer.response(b"{" + b",".join(members) + b"}")
 
     def _operation(self, request: GraphqlRequest) -> tuple[OperationDefinitionNode, DocumentNode]:
-        if not isinstance(request.query, str) or not request.query.strip():
-            raise SvcError(Code.BAD_USER_INPUT, "the request has no query")
-        document = self.documents.parse(request.query)
+        text = self.persisted.text(request.query, request.document_id, request.extensions)
+        document = self.documents.parse(text)
         operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
         name = request.operation_name
         if name:

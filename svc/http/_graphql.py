@@ -76,18 +76,7 @@ class GraphqlRoutes:
 
     async def _request(self, request: Request) -> GraphqlRequest:
         members = await (self._body(request) if request.method == "POST" else self._query(request))
-        unknown = sorted(set(members) - set(_MEMBERS))
-        if unknown:
-            raise SvcError(Code.BAD_USER_INPUT, f"unknown request member(s): {', '.join(unknown)}")
-        return GraphqlRequest(
-            query=_string(members.get("query"), "query"),
-            operation_name=_string(members.get("operationName"), "operationName"),
-            variables=_object(members.get("variables"), "variables"),
-            extensions=_object(members.get("extensions"), "extensions"),
-            on_error=_string(members.get("onError"), "onError"),
-            method="GET" if request.method in ("GET", "HEAD") else "POST",
-            session=request.session(),
-        )
+        return graphql_request(members, request, method="GET" if request.method in ("GET", "HEAD") else "POST")
 
     async def sdl(self, request: Request) -> Response:
         """The SDL, served without a token; with `rbac.enabled`, as the role the request runs as sees the schema (the
@@ -116,6 +105,24 @@ class GraphqlRoutes:
                 raise SvcError(Code.BAD_USER_INPUT, f"the URL parameter {name} is given twice")
             members[name] = _json_parameter(name, value) if name in ("variables", "extensions") else value
         return members
+
+
+def graphql_request(members: Mapping[str, Any], request: Request, *, method: str = "POST") -> GraphqlRequest:
+    """The GraphQL request that `members` (a POST body, GET parameters, a graphql-transport-ws payload) make;
+    BAD_USER_INPUT names an unknown member or one of the wrong type."""
+    unknown = sorted(set(members) - set(_MEMBERS))
+    if unknown:
+        raise SvcError(Code.BAD_USER_INPUT, f"unknown request member(s): {', '.join(unknown)}")
+    return GraphqlRequest(
+        query=_string(members.get("query"), "query"),
+        operation_name=_string(members.get("operationName"), "operationName"),
+        variables=_object(members.get("variables"), "variables"),
+        extensions=_object(members.get("extensions"), "extensions"),
+        on_error=_string(members.get("onError"), "onError"),
+        document_id=_string(members.get("documentId"), "documentId"),
+        method=method,
+        session=request.session(),
+    )
 
 
 def _json_parameter(name: str, value: str) -> Any:

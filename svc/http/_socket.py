@@ -29,6 +29,7 @@ from svc.errors import Code, SvcError
 from svc.graphql import GraphqlRequest
 from svc.snapshot import SnapshotHolder
 
+from ._graphql import graphql_request
 from ._live import Live, Once
 from ._messages import Request
 from ._problem import graphql_error_entry
@@ -177,8 +178,8 @@ class _Connection:
         if operation_id in self.operations:
             raise _Close(4409, f"Subscriber for {operation_id} already exists")
         try:
-            graphql = _graphql_request(payload, self.request)
-        except ValueError:
+            graphql = graphql_request(payload, self.request)
+        except SvcError:
             raise _Close(4400, "Invalid message received") from None
         scope = trio.CancelScope()
         self.operations[operation_id] = scope
@@ -247,13 +248,3 @@ def _authorization(payload: Mapping[str, Any]) -> str | None:
                 return value
     token = payload.get("token")
     return f"Bearer {token}" if isinstance(token, str) else None
-
-
-def _graphql_request(payload: Mapping[str, Any], request: Request) -> GraphqlRequest:
-    query, name = payload.get("query"), payload.get("operationName")
-    variables, extensions = payload.get("variables"), payload.get("extensions")
-    if not isinstance(query, str) or not isinstance(name, str | None):
-        raise ValueError("query")
-    if not isinstance(variables, dict | None) or not isinstance(extensions, dict | None):
-        raise ValueError("variables")
-    return GraphqlRequest(query, name, variables, extensions, session=request.session())

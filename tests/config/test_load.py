@@ -380,6 +380,15 @@ def test_cross_key_checks(tmp_path):
         "limits.page_size.default: larger than limits.page_size.max",
         "limits.rate_limit.trusted_proxies.1: not a network: 'nonsense'",
         "graphql.persisted_queries.allow_list: needs graphql.persisted_queries.manifest",
+        "graphql.persisted_queries.allow_list: needs graphql.persisted_queries.enabled",
+    ]
+
+
+def test_a_manifest_or_allow_list_needs_persisted_queries_enabled(tmp_path):
+    text = "graphql: {persisted_queries: {manifest: ops.json, allow_list: true}}"
+    assert problems(tmp_path, text) == [
+        "graphql.persisted_queries.manifest: needs graphql.persisted_queries.enabled",
+        "graphql.persisted_queries.allow_list: needs graphql.persisted_queries.enabled",
     ]
 
 
