@@ -1,8 +1,10 @@
-"""The reference GraphQL subscription clients, run as Node subprocesses for the tests.
+"""The reference GraphQL clients and tools, run as Node subprocesses for the tests.
 
-tests/clients/ pins graphql-ws, graphql-sse and meros (Apollo's multipart protocol) and holds one script per
-transport: `node tests/clients/<kind>-client.mjs '<json args>'` prints one JSON object a line (`{"ready": true}`,
-`{"next": ...}`, `{"part": ...}`, `{"complete": true}`, `{"error": ...}`, ...; each script's header lists them).
+tests/clients/ pins graphql-ws, graphql-sse and meros (Apollo's multipart protocol), graphql-http (the
+GraphQL-over-HTTP audit), Apollo's client (its persisted-query link), composition, gateway and subgraph, and holds
+one script per kind: `node tests/clients/<kind>-client.mjs '<json args>'` (the stub subgraph: `stub-subgraph.mjs`)
+prints one JSON object a line (`{"ready": true}`, `{"next": ...}`, `{"part": ...}`, `{"complete": true}`,
+`{"error": ...}`, ...; each script's header lists them).
 `run_client` runs one to completion; `start_client` keeps one running so a test can change data between its lines.
 """
 
@@ -22,7 +24,9 @@ import trio
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENTS = ROOT / "tests" / "clients"
-Kind = Literal["ws", "sse", "multipart"]
+Kind = Literal["ws", "sse", "multipart", "audit", "apq", "compose", "gateway", "stub-subgraph"]
+#: Scripts not named `<kind>-client.mjs`.
+_SCRIPTS = {"stub-subgraph": "stub-subgraph.mjs"}
 Line = dict[str, Any]
 
 _install_lock = threading.Lock()
@@ -61,7 +65,7 @@ def _command(kind: Kind, args: dict[str, Any], timeout: float) -> list[str]:
     args = {"timeout_ms": max(1000, round((timeout - 2) * 1000)), **args}
     node = shutil.which("node")
     assert node is not None  # ensure_installed checked it
-    return [node, str(CLIENTS / f"{kind}-client.mjs"), json.dumps(args)]
+    return [node, str(CLIENTS / _SCRIPTS.get(kind, f"{kind}-client.mjs")), json.dumps(args)]
 
 
 def _parse(line: bytes) -> Line:
@@ -87,7 +91,7 @@ class ClientRun:
 
 
 async def run_client(kind: Kind, args: dict[str, Any], *, timeout: float = 30) -> ClientRun:
-    """Run the `kind` client ("ws", "sse" or "multipart") with `args` to completion, in at most `timeout` seconds."""
+    """Run the `kind` client with `args` to completion, in at most `timeout` seconds."""
     await trio.to_thread.run_sync(ensure_installed)
     with trio.fail_after(timeout):
         done = await trio.run_process(
