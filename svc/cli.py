@@ -2,10 +2,11 @@
 
 `svc` and `svc run` serve on `server.host:server.port`; `svc demo` serves the demo schema from an embedded
 PostgreSQL in dev mode; `svc schema export [--check]` writes (or checks) every export file; `svc export-graphql
---out <path>`, `svc export-openapi --out <path>` (YAML for a `.yaml`/`.yml` path) and `svc export-config-schema --out
-<path>` write one artifact; `svc events sql` prints the event capture DDL. `--config`
-and `--mode` are accepted before or after the command. Exit codes: 0 after a graceful stop or a written file, 1 when
-the service cannot run, 2 for a usage or configuration error (every problem is printed, each naming its key).
+--out <path>`, `svc export-subgraph --out <path>` (federation on), `svc export-openapi --out <path>` (YAML for a
+`.yaml`/`.yml` path) and `svc export-config-schema --out <path>` write one artifact; `svc events sql` prints the
+event capture DDL. `--config` and `--mode` are accepted before or after the command. Exit codes: 0 after a graceful
+stop or a written file, 1 when the service cannot run, 2 for a usage or configuration error (every problem is
+printed, each naming its key).
 """
 
 import argparse
@@ -83,6 +84,18 @@ def _export_graphql(args: argparse.Namespace) -> int:
     loaded = _load(args)
     _, graphql = _read_schema(loaded)
     Path(args.out).write_text(graphql.sdl, encoding="utf-8")
+    print(f"wrote {args.out}")
+    return 0
+
+
+def _export_subgraph(args: argparse.Namespace) -> int:
+    loaded = _load(args)
+    if not loaded.config.graphql.federation.enabled:
+        print("svc: graphql.federation.enabled is off: there is no subgraph to export", file=sys.stderr)
+        return EXIT_FAILURE
+    _, graphql = _read_schema(loaded)
+    assert graphql.subgraph_sdl is not None
+    Path(args.out).write_text(graphql.subgraph_sdl, encoding="utf-8")
     print(f"wrote {args.out}")
     return 0
 
@@ -167,6 +180,10 @@ def _parser() -> argparse.ArgumentParser:
     graphql.add_argument("--out", metavar="PATH", required=True, help="output file")
     graphql.set_defaults(command=_export_graphql)
 
+    subgraph = commands.add_parser("export-subgraph", help="write the federation subgraph SDL")
+    subgraph.add_argument("--out", metavar="PATH", required=True, help="output file")
+    subgraph.set_defaults(command=_export_subgraph)
+
     openapi = commands.add_parser("export-openapi", help="write the OpenAPI document (YAML for a .yaml/.yml path)")
     openapi.add_argument("--out", metavar="PATH", required=True, help="output file")
     openapi.set_defaults(command=_export_openapi)
@@ -176,7 +193,7 @@ def _parser() -> argparse.ArgumentParser:
     events_sql = events_commands.add_parser("sql", help="print the event capture DDL (for events.install: manual)")
     events_sql.set_defaults(command=_events_sql)
 
-    for command in (run, demo, export, schema_export, graphql, openapi, events_sql):
+    for command in (run, demo, export, schema_export, graphql, subgraph, openapi, events_sql):
         _add_common_options(command, after_command=True)
     return parser
 

@@ -2,10 +2,10 @@
 `--check` compares, and what the dev watcher re-writes after a schema change.
 
 Files (paths from `export.*`): the GraphQL SDL, the OpenAPI document (YAML for a `.yaml`/`.yml` path, JSON otherwise;
-left out while `openapi.enabled` is off) and the configuration's JSON Schema; the federation subgraph joins with its
-issue. `--check` writes nothing and reports each file that is missing or differs, with the SDL items or OpenAPI JSON
-Pointers that changed. The OpenAPI file is compared as a document: "the OpenAPI comparison ignores formatting and key
-order", so a re-indented or re-ordered file is not drift.
+left out while `openapi.enabled` is off), the federation subgraph SDL (while `graphql.federation.enabled` is on) and
+the configuration's JSON Schema. `--check` writes nothing and reports each file that is missing or differs, with the
+SDL items or OpenAPI JSON Pointers that changed. The OpenAPI file is compared as a document: "the OpenAPI comparison
+ignores formatting and key order", so a re-indented or re-ordered file is not drift.
 """
 
 import json
@@ -54,6 +54,8 @@ def export_files(config: Config, graphql: GraphqlSchema, openapi: Mapping[str, A
     """The files `export.*` names (the loader made their paths absolute); the OpenAPI file when a document is given
     and the REST API is on."""
     files = [ExportFile(Path(config.export.graphql), graphql.sdl, "graphql")]
+    if graphql.subgraph_sdl is not None:
+        files.append(ExportFile(Path(config.export.subgraph), graphql.subgraph_sdl, "graphql"))
     if openapi is not None and config.openapi.enabled:
         path = Path(config.export.openapi)
         files.append(ExportFile(path, openapi_text(path, openapi), "openapi", openapi))

@@ -170,7 +170,7 @@ def derive(catalog: Catalog, config: Config) -> tuple[Model, GraphqlSchema]:
         raise SnapshotError([f"database.schemas: schema {name!r} does not exist in the database" for name in missing])
     try:
         model = build_model(catalog, config)
-        return model, build_graphql_schema(model, subscriptions=config.subscriptions.enabled)
+        return model, _schema(model, config)
     except ModelError as exc:
         raise SnapshotError(exc.problems) from exc
     except SchemaBuildError as exc:
@@ -215,18 +215,24 @@ def _pruned(model: Model, catalog: Catalog, role: str, config: Config) -> tuple[
     """SPEC rule 3: with `rbac.enabled` the APIs are pruned to what the role may access (its grants)."""
     try:
         pruned = prune_model(model, catalog, role)
-        return pruned, build_graphql_schema(pruned, subscriptions=config.subscriptions.enabled)
+        return pruned, _schema(pruned, config)
     except ModelError as exc:
         raise SnapshotError(exc.problems) from exc
     except SchemaBuildError as exc:
         raise SnapshotError([f"the GraphQL schema of role {role!r} is invalid (a bug): {exc}"]) from exc
 
 
+def _schema(model: Model, config: Config) -> GraphqlSchema:
+    return build_graphql_schema(
+        model, subscriptions=config.subscriptions.enabled, federation=config.graphql.federation.enabled
+    )
+
+
 def _api(model: Model, graphql: GraphqlSchema, config: Config, persisted: PersistedQueries) -> Api:
     statements = Statements(model, config.limits, config.errors)
     endpoint = GraphqlEndpoint(
         graphql.schema,
-        QueryPlanner(graphql.schema, model, config.limits),
+        QueryPlanner(graphql.schema, model, config.limits, graphql.subgraph_sdl),
         Settings(introspection=config.graphql.introspection),
         statements,
         persisted,
@@ -271,11 +277,15 @@ async def _pin_check(config: Config, sdl: str, whole: Api) -> list[str]:
     if config.export.pin == "off":
         return []
     summaries = []
-    path = trio.Path(Path(config.export.graphql))
-    if await path.is_file():
-        differences = diff_sdl(await path.read_text(encoding="utf-8"), sdl)
-        if differences:
-            summaries.append(_differs(config.export.graphql, "schema", differences))
+    pinned_sdl = [(config.export.graphql, "schema", sdl)]
+    if whole.graphql.subgraph_sdl is not None:
+        pinned_sdl.append((config.export.subgraph, "subgraph", whole.graphql.subgraph_sdl))
+    for name, what, text in pinned_sdl:
+        path = trio.Path(Path(name))
+        if await path.is_file():
+            differences = diff_sdl(await path.read_text(encoding="utf-8"), text)
+            if differences:
+                summaries.append(_differs(name, what, differences))
     path = trio.Path(Path(config.export.openapi))
     if config.openapi.enabled and await path.is_file():
         try:

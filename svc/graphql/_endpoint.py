@@ -162,7 +162,7 @@ class GraphqlEndpoint:
         if texts is None:
             return answer.response(None)
         introspected = self._introspection(document, operation, request, planned, answer)
-        return answer.response(_data(planned.keys, texts, introspected))
+        return answer.response(_data(planned.keys, texts, {**planned.answered, **introspected}))
 
     def live(self, request: GraphqlRequest, request_id: str) -> LiveQuery | GraphqlResponse | None:
         """A subscription planned like a query (same planner, limits checked before any SQL), not yet read; the
@@ -349,11 +349,12 @@ class _Answer:
         return GraphqlResponse(status, b"{" + b",".join(parts) + b"}", tuple(self.errors))
 
 
-def _data(keys: Sequence[str], texts: Mapping[str, bytes | None], introspected: Mapping[str, bytes]) -> bytes:
-    """`{"key": <JSON text>, ...}` in the operation's order, written around the texts, never decoding them."""
+def _data(keys: Sequence[str], texts: Mapping[str, bytes | None], answered: Mapping[str, bytes]) -> bytes:
+    """`{"key": <JSON text>, ...}` in the operation's order, written around the texts (and the root fields
+    answered without SQL), never decoding them."""
     members = []
     for key in keys:
-        value = introspected.get(key) if key in introspected else texts.get(key)
+        value = answered.get(key) if key in answered else texts.get(key)
         members.append(json.dumps(key).encode() + b":" + (value if value is not None else b"null"))
     return b"{" + b",".join(members) + b"}"
 

@@ -30,6 +30,8 @@ class RootKind(enum.Enum):
     LIST = "list"  # an entity's rows as a list
     CONNECTION = "connection"  # an entity's rows as a cursor connection
     FUNCTION = "function"  # a STABLE or IMMUTABLE function's result
+    ENTITIES = "entities"  # federation: rows of several types by the keys of their representations
+    SERVICE = "service"  # federation: the subgraph SDL
 
 
 @attrs.frozen
@@ -195,13 +197,17 @@ class MissingMeaning(Exception):
     """A field of the built schema the model gives no meaning (a bug of the SDL writer or of these tables)."""
 
 
-def attach_meanings(schema: GraphQLSchema, model: Model) -> None:
+#: The Query fields of a federation subgraph (SPEC "Federation and subscriptions"); not mirrored by Subscription.
+FEDERATION_ROOTS = {"_entities": RootMeaning(RootKind.ENTITIES), "_service": RootMeaning(RootKind.SERVICE)}
+
+
+def attach_meanings(schema: GraphQLSchema, model: Model, *, federation: bool = False) -> None:
     """Puts each field's meaning in its definition's `extensions` under `MEANING`: the root meanings on Query (and
     Subscription, its mirror) and Mutation, `FieldMeaning` on entity types, `ConnectionField`, `EdgeField` and
     `PageMember` on connections, edges and `PageInfo`, `PayloadField` on payloads. Raises MissingMeaning for a field
     of these types without one."""
     if schema.query_type is not None:
-        _attach(schema.query_type, query_roots(model))
+        _attach(schema.query_type, {**query_roots(model), **(FEDERATION_ROOTS if federation else {})})
     if schema.subscription_type is not None:
         _attach(schema.subscription_type, query_roots(model))  # the same fields, live
     if schema.mutation_type is not None:

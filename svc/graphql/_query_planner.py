@@ -96,6 +96,7 @@ from svc.plan import (
     value_map,
 )
 
+from ._federation import plan_entities, service_answer
 from ._field_collector import Collected, Collector
 from ._field_meanings import MEANING, ConnectionField, EdgeField, GroupField, RootKind, RootMeaning, meaning_of
 
@@ -136,15 +137,21 @@ class PlannedQuery:
     #: Root fields graphql-core answers (introspection), by response key, in the operation's order with the rest.
     introspection: tuple[str, ...]
     keys: tuple[str, ...]
+    #: Root fields answered while planning, without SQL (federation's `_service`), by response key.
+    answered: Mapping[str, bytes] = attrs.field(factory=dict)
 
 
 class QueryPlanner:
     """Plans query operations against one snapshot's schema and model."""
 
-    def __init__(self, schema: GraphQLSchema, model: Model, limits: LimitsConfig) -> None:
+    def __init__(
+        self, schema: GraphQLSchema, model: Model, limits: LimitsConfig, subgraph_sdl: str | None = None
+    ) -> None:
         self.schema = schema
         self.model = model
         self.limits = limits
+        #: What `_service { sdl }` answers (federation on).
+        self.subgraph_sdl = subgraph_sdl
         self.index = EntityIndex(model)
         self._implements = {
             name: frozenset(i.name for i in type_.interfaces)
@@ -176,12 +183,15 @@ class QueryPlanner:
         collected = run.collector.fields(query_type.name, [operation.selection_set])
         roots: list[RootField] = []
         introspection: list[str] = []
+        answered: dict[str, bytes] = {}
         for key, nodes in collected.items():
             name = nodes[0].name.value
             if name in INTROSPECTION_FIELDS:
                 introspection.append(key)
             elif name == "__typename":
                 roots.append(RootField(key, constant=query_type.name))
+            elif name == "_service" and self.subgraph_sdl is not None:
+                answered[key] = service_answer(run.collector, nodes, self.subgraph_sdl)
             else:
                 try:
                     roots.append(run.root(key, nodes, query_type.fields[name]))
@@ -189,7 +199,7 @@ class QueryPlanner:
                     raise
                 except SvcError as error:
                     raise FieldError(error, [key]) from error
-        return PlannedQuery(ReadPlan(tuple(roots)), run.params, tuple(introspection), tuple(collected))
+        return PlannedQuery(ReadPlan(tuple(roots)), run.params, tuple(introspection), tuple(collected), answered)
 
 
 class PlanRun:
@@ -215,6 +225,8 @@ class PlanRun:
         place = Place((key,))
         if meaning.kind is RootKind.NODE:
             return self._node(key, nodes, arguments)
+        if meaning.kind is RootKind.ENTITIES:
+            return plan_entities(self, place, nodes, arguments["representations"])
         if meaning.kind is RootKind.FUNCTION:
             assert meaning.function is not None
             return self.root_function(key, nodes, meaning.function, arguments, place)

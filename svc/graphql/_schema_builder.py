@@ -10,6 +10,7 @@ from graphql import DocumentNode, GraphQLSchema, build_ast_schema, parse, print_
 
 from svc.model import Model
 
+from ._federation import served_definitions, subgraph_sdl
 from ._field_meanings import MissingMeaning, attach_meanings
 from ._sdl_writer import write_sdl
 
@@ -23,17 +24,23 @@ class GraphqlSchema:
     schema: GraphQLSchema
     document: DocumentNode
     sdl: str
+    #: The federation v2 subgraph SDL (`_service { sdl }`), with `graphql.federation.enabled`.
+    subgraph_sdl: str | None = None
 
 
-def build_graphql_schema(model: Model, *, subscriptions: bool = False) -> GraphqlSchema:
-    """The schema of the model; with `subscriptions`, a Subscription type mirroring Query."""
-    document = parse(write_sdl(model, subscriptions=subscriptions), no_location=True)
+def build_graphql_schema(model: Model, *, subscriptions: bool = False, federation: bool = False) -> GraphqlSchema:
+    """The schema of the model; with `subscriptions`, a Subscription type mirroring Query; with `federation`, a
+    federation v2 subgraph (its entities' keys, `_entities` and `_service`)."""
+    written = write_sdl(model, subscriptions=subscriptions, federation=federation)
+    served = written + served_definitions(model) if federation else written
+    document = parse(served, no_location=True)
     schema = build_ast_schema(document)
     errors = validate_schema(schema)
     if errors:
         raise SchemaBuildError("; ".join(error.message for error in errors))
     try:
-        attach_meanings(schema, model)
+        attach_meanings(schema, model, federation=federation)
     except MissingMeaning as exc:
         raise SchemaBuildError(str(exc)) from exc
-    return GraphqlSchema(schema, document, print_ast(document) + "\n")
+    subgraph = subgraph_sdl(print_ast(parse(written, no_location=True)) + "\n") if federation else None
+    return GraphqlSchema(schema, document, print_ast(document) + "\n", subgraph)

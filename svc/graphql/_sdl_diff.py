@@ -1,8 +1,9 @@
 """Differences between two SDL texts, item by item (SPEC "Versioning": pinning with `export.pin`).
 
-Items are types (`type Film`), fields and input fields with their arguments (`Film.title: String!`), enum values
-(`MpaaRating.PG_13`), interfaces a type implements and directives. An item only in the new text is `+`, only in the
-old one `-`, in both but different `~`. Formatting, descriptions and order do not count.
+Items are types (`type Film`, with the interfaces they implement and their directives, such as a subgraph's
+`@key`), fields and input fields with their arguments (`Film.title: String!`), enum values (`MpaaRating.PG_13`),
+directive definitions, and the schema's own directives (a subgraph's `@link`). An item only in the new text is `+`,
+only in the old one `-`, in both but different `~`. Formatting, descriptions and order do not count.
 """
 
 from graphql import (
@@ -16,6 +17,7 @@ from graphql import (
     InterfaceTypeDefinitionNode,
     ObjectTypeDefinitionNode,
     ScalarTypeDefinitionNode,
+    SchemaExtensionNode,
     TypeDefinitionNode,
     UnionTypeDefinitionNode,
     parse,
@@ -41,12 +43,15 @@ def sdl_items(document: DocumentNode) -> dict[str, str]:
             locations = " | ".join(location.value for location in definition.locations)
             items[f"@{definition.name.value}"] = f"({args}) on {locations}"
             continue
+        if isinstance(definition, SchemaExtensionNode):
+            items["schema"] = items.get("schema", "") + _directives(definition)
+            continue
         if not isinstance(definition, TypeDefinitionNode):
             continue
         kind = _KINDS[type(definition)]
         name = definition.name.value
         interfaces = getattr(definition, "interfaces", None) or ()
-        items[name] = kind + "".join(f" & {i.name.value}" for i in interfaces)
+        items[name] = kind + "".join(f" & {i.name.value}" for i in interfaces) + _directives(definition)
         for field in getattr(definition, "fields", None) or ():
             args = ", ".join(_argument(a) for a in getattr(field, "arguments", None) or ())
             default = getattr(field, "default_value", None)
@@ -66,7 +71,13 @@ def _argument(argument: InputValueDefinitionNode) -> str:
     return f"{argument.name.value}: {print_ast(argument.type)}{default}"
 
 
-def _directives(node: FieldDefinitionNode | InputValueDefinitionNode | EnumValueDefinitionNode) -> str:
+def _directives(
+    node: FieldDefinitionNode
+    | InputValueDefinitionNode
+    | EnumValueDefinitionNode
+    | TypeDefinitionNode
+    | SchemaExtensionNode,
+) -> str:
     return "".join(f" {print_ast(d)}" for d in node.directives or ())
 
 

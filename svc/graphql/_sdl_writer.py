@@ -57,6 +57,7 @@ from svc.plan import (
     scalar_operators,
 )
 
+from ._federation import SHAREABLE, key_directives
 from ._field_meanings import MutationKind, PayloadNames, RootKind, mutation_roots, query_roots
 
 _SCALAR_DESCRIPTIONS = {
@@ -144,16 +145,18 @@ class _Out:
             self.lines.append(_description(text, indent))
 
 
-def write_sdl(model: Model, *, subscriptions: bool = False) -> str:
+def write_sdl(model: Model, *, subscriptions: bool = False, federation: bool = False) -> str:
     """The whole SDL of the model (types in a stable order: service types, database types, entities, roots); with
-    `subscriptions`, a Subscription type whose fields are the Query fields (SPEC "Federation and subscriptions")."""
-    return _Writer(model, subscriptions=subscriptions).write()
+    `subscriptions`, a Subscription type whose fields are the Query fields; with `federation`, the entities' `@key`
+    directives (SPEC "Federation and subscriptions"; `_federation.py` adds the rest)."""
+    return _Writer(model, subscriptions=subscriptions, federation=federation).write()
 
 
 class _Writer:
-    def __init__(self, model: Model, *, subscriptions: bool = False) -> None:
+    def __init__(self, model: Model, *, subscriptions: bool = False, federation: bool = False) -> None:
         self.model = model
         self.subscriptions = subscriptions
+        self.federation = federation
         self.out = _Out()
         self.entities = {entity.ref: entity for entity in model.entities}
 
@@ -195,7 +198,7 @@ class _Writer:
         out.describe("A globally unique identifier of the object.", "  ")
         out.add("  id: ID!\n}\n")
         out.describe("Where a page lies in its connection.")
-        out.add("type PageInfo {")
+        out.add(f"type PageInfo{SHAREABLE if self.federation else ''} {{")
         out.add("  hasNextPage: Boolean!\n  hasPreviousPage: Boolean!\n  startCursor: Cursor\n  endCursor: Cursor\n}\n")
         out.describe("What an upsert does with a row that conflicts with an existing one.")
         out.add("enum OnConflictAction {\n  UPDATE\n  NOTHING\n}\n")
@@ -251,7 +254,8 @@ class _Writer:
     def _entity(self, entity: Entity) -> None:
         names, out = entity.names, self.out
         out.describe(entity.description)
-        out.add(f"type {names.type}{' implements Node' if entity.node else ''} {{")
+        keys = key_directives(entity) if self.federation else ""
+        out.add(f"type {names.type}{' implements Node' if entity.node else ''}{keys} {{")
         for name, meaning in entity_fields(entity).items():
             self._entity_field(entity, name, meaning)
         out.add("}\n")

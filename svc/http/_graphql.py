@@ -14,7 +14,7 @@ from urllib.parse import parse_qsl
 
 from svc.config import Config
 from svc.errors import Code, SvcError
-from svc.graphql import GraphqlRequest
+from svc.graphql import GraphqlRequest, GraphqlSchema
 from svc.pipeline import Pipeline
 from svc.plan import parse_json
 
@@ -53,6 +53,9 @@ class GraphqlRoutes:
                 )
         if graphql.sdl:
             routes.append(Route(graphql.sdl_path, frozenset({"GET"}), self.sdl, identify=True))
+        if graphql.enabled and graphql.federation.enabled:
+            # What `_service { sdl }` answers to anyone, so served whatever `graphql.sdl` says.
+            routes.append(Route(graphql.subgraph_path, frozenset({"GET"}), self.subgraph, identify=True))
         return routes
 
     async def graphql(self, request: Request) -> Response:
@@ -81,9 +84,17 @@ class GraphqlRoutes:
     async def sdl(self, request: Request) -> Response:
         """The SDL, served without a token; with `rbac.enabled`, as the role the request runs as sees the schema (the
         anonymous role's, or with a valid token the authenticated role's)."""
-        assert request.snapshot is not None
-        sdl = request.snapshot.api(request.role or self._config.auth.roles.anonymous).graphql.sdl
+        return Response(200, self._schema(request).sdl.encode(), "text/plain; charset=utf-8")
+
+    async def subgraph(self, request: Request) -> Response:
+        """The federation subgraph SDL (`_service { sdl }`), for the role as `sdl` says."""
+        sdl = self._schema(request).subgraph_sdl
+        assert sdl is not None  # the route exists only with federation on
         return Response(200, sdl.encode(), "text/plain; charset=utf-8")
+
+    def _schema(self, request: Request) -> GraphqlSchema:
+        assert request.snapshot is not None
+        return request.snapshot.api(request.role or self._config.auth.roles.anonymous).graphql
 
     async def _body(self, request: Request) -> dict[str, Any]:
         media = (request.header("content-type") or "").split(";")[0].strip().lower()

@@ -661,6 +661,18 @@ class Read:
 
 
 @attrs.frozen
+class EntityLookup:
+    """The rows of one type a federation `_entities` field asks for (SPEC "Federation and subscriptions"): `keys`
+    is a JSON array of the representations' keys as rows of the read's table (column names), each with
+    `__position`, its place in the answer; `read` (kind ONE) finds the row of each by `link` (key to key)."""
+
+    keys: Param
+    read: Read
+    #: Representations of this type (the rows the cost limit counts); not part of the statement's shape.
+    count: int = attrs.field(default=1, eq=False)
+
+
+@attrs.frozen
 class RootField:
     """One root field of an operation: a read, or a constant (null for a node ID that matches nothing)."""
 
@@ -669,6 +681,8 @@ class RootField:
     constant: str | None = None
     #: A scalar function call at the root (`plus(a: 1, b: 2)`).
     call: ComputedOutput | None = None
+    #: `_entities`: one list of rows of several types, in the representations' order (null for a missing row).
+    entities: tuple[EntityLookup, ...] = ()
     nullable: bool = True
     #: A connection's members as columns of their own, not one object (REST: the rows are the body, the other
     #: members become headers); only for the single root of a plan.

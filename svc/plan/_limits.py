@@ -41,9 +41,11 @@ def check_read(plan: ReadPlan, params: Sequence[Any], limits: LimitsConfig, *, r
     answers (a mutation field's payload), else each root field is named for itself."""
     cost = 0
     for field in plan.roots:
+        key = root if root is not None else field.key
         if field.read is not None:
-            key = root if root is not None else field.key
             cost += _read_cost(field.read, 1, 1, params=params, limits=limits, root=key)
+        for lookup in field.entities:
+            cost += _read_cost(lookup.read, 1, lookup.count, params=params, limits=limits, root=key)
     _within(Code.COST_LIMIT_EXCEEDED, limits.cost, cost, "the request may read {} rows", root)
 
 

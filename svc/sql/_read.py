@@ -30,6 +30,7 @@ from svc.plan import (
     ConstantOutput,
     CountMode,
     CursorOutput,
+    EntityLookup,
     FunctionCall,
     GlobalIdOutput,
     JsonPathOutput,
@@ -148,12 +149,39 @@ class _Compiler:
     def root(self, root: RootField) -> sql.Composable:
         if root.read is not None:
             return sql.SQL("select {}").format(self.read(root.read, None))
+        if root.entities:
+            return self._entities(root.entities)
         if root.call is not None:
             # Every root answers JSON: a scalar (text, numbers as text) becomes a JSON value.
             return sql.SQL("select to_json({})").format(self._computed(root.call, None))
         if root.constant is None:
             return sql.SQL("null::json")
         return sql.SQL("to_json({}::text)").format(sql.Literal(root.constant))
+
+    def _entities(self, lookups: tuple[EntityLookup, ...]) -> sql.Composable:
+        """Federation's `_entities`: each type's representations become rows of its table (only their key set),
+        each finds its row by key, and every type's answers are aggregated in the representations' order."""
+        parts: list[sql.Composable] = []
+        for lookup in lookups:
+            assert isinstance(lookup.read.source, Table)
+            given, row = sql.Identifier(self._alias()), sql.Identifier(self._alias())
+            parts.append(
+                sql.SQL(
+                    "select ({given}.value->>'__position')::integer as position, {read} as j"
+                    " from json_array_elements({keys}) {given}"
+                    " cross join lateral json_populate_record(null::{table}, {given}.value) {row}"
+                ).format(
+                    given=given,
+                    read=self.read(lookup.read, row),
+                    keys=param(lookup.keys),
+                    table=qualified(lookup.read.source),
+                    row=row,
+                )
+            )
+        found = sql.Identifier(self._alias())
+        return sql.SQL(
+            "select coalesce(json_agg({found}.j order by {found}.position), '[]'::json) from ({parts}) {found}"
+        ).format(found=found, parts=sql.SQL(" union all ").join(parts))
 
     # --- reads -------------------------------------------------------------------------------------------------
 

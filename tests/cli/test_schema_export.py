@@ -177,3 +177,25 @@ def test_check_uses_the_configured_mode(tmp_path, database_url):
     assert run_svc("schema", "export", cwd=tmp_path, env=env).returncode == 0
     dev = run_svc("schema", "export", "--mode", "dev", cwd=tmp_path, env=env)
     assert dev.returncode == 2 and "schema 'missing_schema' does not exist" in dev.stderr
+
+
+async def test_export_subgraph_writes_the_subgraph_sdl_and_it_is_pinned(tmp_path, database_url):
+    env = {"DATABASE_URL": database_url}
+    off = run_svc("export-subgraph", "--out", "sub.graphql", cwd=tmp_path, env=env)
+    assert (off.returncode, off.stderr.strip()) == (
+        1,
+        "svc: graphql.federation.enabled is off: there is no subgraph to export",
+    )
+    (tmp_path / "svc.yaml").write_text("graphql: {federation: {enabled: true}}\n")
+    result = run_svc("export-subgraph", "--out", "sub.graphql", cwd=tmp_path, env=env)
+    assert (result.returncode, result.stdout.strip()) == (0, "wrote sub.graphql")
+    exported = run_svc("schema", "export", cwd=tmp_path, env=env)
+    assert f"wrote {tmp_path}/subgraph.graphql" in exported.stdout.splitlines()
+    sdl = (tmp_path / "subgraph.graphql").read_text()
+    assert (tmp_path / "sub.graphql").read_text() == sdl
+    assert 'type Post implements Node @key(fields: "rowId") @key(fields: "id") {' in sdl
+    (tmp_path / "subgraph.graphql").write_text(sdl.replace(' @key(fields: "id") {', " {", 1))
+    loaded = load_config(cwd=tmp_path, environ={"DATABASE_URL": database_url})
+    with pytest.raises(StartupError) as info:
+        await serve(loaded)
+    assert "subgraph.graphql differs from the generated subgraph (1 items): ~ " in str(info.value)
