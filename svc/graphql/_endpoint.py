@@ -84,6 +84,9 @@ class GraphqlResponse:
     body: bytes
     #: The response's errors (also in `body`), for transports that send them on their own (graphql-transport-ws).
     errors: tuple[Mapping[str, Any], ...] = ()
+    #: False for a request error (refused before execution: parse, validation, variables, persisted queries): GraphQL
+    #: over HTTP's `application/graphql-response+json` then has no `data` member at all.
+    executed: bool = True
 
 
 @attrs.frozen(eq=False)
@@ -146,16 +149,16 @@ class GraphqlEndpoint:
             if operation.operation is OperationType.MUTATION and request.method != "GET":
                 return await self._mutate(operation, document, request, pipeline, answer, started=started)
             if operation.operation is not OperationType.QUERY:
-                return answer.failed(_not_a_query(operation, request))
+                return answer.refused(_not_a_query(operation, request))
             variables = self._variables(operation, request)
             planned = self.planner.plan(operation, _fragments(document), variables)
             stage("graphql.plan", started)
             if planned.introspection and not self.settings.introspection:
-                return answer.failed(SvcError(Code.INTROSPECTION_DISABLED, "introspection is disabled"))
+                return answer.refused(SvcError(Code.INTROSPECTION_DISABLED, "introspection is disabled"))
         except FieldError as error:
-            return answer.failed(error, error.path)
+            return answer.refused(error, error.path)
         except SvcError as error:
-            return answer.failed(error)
+            return answer.refused(error)
         context = _context(operation, request, request_id)
         on_error = OnError.of(request.on_error or (request.extensions or {}).get("onError"))
         texts = await self._read(planned, pipeline, context, answer, on_error=on_error)
@@ -175,11 +178,11 @@ class GraphqlEndpoint:
             planned = self.planner.plan(operation, _fragments(document), self._variables(operation, request))
             check_read(planned.plan, planned.params.values, self.statements.limits)
         except FieldError as error:
-            return answer.failed(error, error.path)
+            return answer.refused(error, error.path)
         except LimitExceeded as error:
-            return answer.failed(error, [error.root] if error.root else None)
+            return answer.refused(error, [error.root] if error.root else None)
         except SvcError as error:
-            return answer.failed(error)
+            return answer.refused(error)
         return LiveQuery(
             planned.plan,
             planned.params,
@@ -207,9 +210,9 @@ class GraphqlEndpoint:
             plan = self.mutation_planner.plan(operation, _fragments(document), variables)
             stage("graphql.plan", started)
         except FieldError as error:
-            return answer.failed(error, error.path)
+            return answer.refused(error, error.path)
         except SvcError as error:
-            return answer.failed(error)
+            return answer.refused(error)
         try:
             payloads = await pipeline.write(self.statements, plan, _context(operation, request, answer.request_id))
         except LimitExceeded as error:
@@ -340,13 +343,18 @@ class _Answer:
         self.add(error, path)
         return self.response(None)
 
-    def response(self, data: bytes | None) -> GraphqlResponse:
+    def refused(self, error: SvcError, path: Sequence[str | int] | None = None) -> GraphqlResponse:
+        """A request error: refused before execution began."""
+        self.add(error, path)
+        return self.response(None, executed=False)
+
+    def response(self, data: bytes | None, *, executed: bool = True) -> GraphqlResponse:
         parts = []
         if self.errors:
             parts.append(b'"errors":' + json.dumps(self.errors, separators=(",", ":"), ensure_ascii=False).encode())
         parts.append(b'"data":' + (data if data is not None else b"null"))
         status = 200 if data is not None else (self.first_status or 200)
-        return GraphqlResponse(status, b"{" + b",".join(parts) + b"}", tuple(self.errors))
+        return GraphqlResponse(status, b"{" + b",".join(parts) + b"}", tuple(self.errors), executed)
 
 
 def _data(keys: Sequence[str], texts: Mapping[str, bytes | None], answered: Mapping[str, bytes]) -> bytes:

@@ -8,6 +8,7 @@ server-sent events (`_streams.py`; the WebSocket transport is `_socket.py`). The
 served as text when `graphql.sdl` is on.
 """
 
+import json
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl
@@ -20,7 +21,7 @@ from svc.plan import parse_json
 
 from ._live import Live
 from ._messages import Request, Response
-from ._problem import graphql_error
+from ._problem import GRAPHQL_RESPONSE_JSON, graphql_error, graphql_media_type
 from ._routing import Route
 from ._streams import Streams, wants_multipart
 
@@ -68,7 +69,12 @@ class GraphqlRoutes:
         api = request.snapshot.api(request.role)
         answer = await api.endpoint.execute(graphql_request, self._pipeline, request.request_id)
         headers = [("Allow", "POST")] if answer.status == 405 else []
-        return Response(answer.status, answer.body, "application/json", headers)
+        media = graphql_media_type(request)
+        body = answer.body
+        if media == GRAPHQL_RESPONSE_JSON and not answer.executed:
+            # GraphQL over HTTP: a request error has no `data` member (application/json keeps `data: null`).
+            body = json.dumps({"errors": answer.errors}, separators=(",", ":"), ensure_ascii=False).encode()
+        return Response(answer.status, body, media, headers)
 
     async def stream(self, request: Request) -> Response:
         """GraphQL over server-sent events (distinct connections mode): any operation, its results as events."""

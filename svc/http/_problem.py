@@ -33,10 +33,42 @@ def problem(error: SvcError, request: Request, *, headers: tuple[tuple[str, str]
     return Response(response.status, response.body, PROBLEM_JSON, response.headers)
 
 
+#: GraphQL over HTTP's own response media type.
+GRAPHQL_RESPONSE_JSON = "application/graphql-response+json"
+
+
+def graphql_media_type(request: Request) -> str:
+    """`application/graphql-response+json` when the request's `Accept` ranks it at least as high as
+    `application/json` (GraphQL over HTTP), else `application/json` (also for no `Accept` and wildcards: the
+    legacy answer, as that specification asks)."""
+    accept = request.header("accept")
+    if not accept or GRAPHQL_RESPONSE_JSON not in accept.lower():
+        return "application/json"
+    graphql, plain = 0.0, 0.0
+    for item in accept.lower().split(","):
+        media, *parameters = (part.strip() for part in item.split(";"))
+        quality = 1.0
+        for parameter in parameters:
+            name, _, value = parameter.partition("=")
+            if name.strip() == "q":
+                try:
+                    quality = float(value)
+                except ValueError:
+                    quality = 0.0
+        if media == GRAPHQL_RESPONSE_JSON:
+            graphql = max(graphql, quality)
+        elif media in ("application/json", "application/*", "*/*"):
+            plain = max(plain, quality)
+    return GRAPHQL_RESPONSE_JSON if graphql > 0 and graphql >= plain else "application/json"
+
+
 def graphql_error(error: SvcError, request: Request, *, headers: tuple[tuple[str, str], ...] = ()) -> Response:
-    """A request refused before GraphQL runs (authentication, rate limits): a GraphQL response with `data` absent
-    (GraphQL over HTTP) and the error's status."""
-    return Response.json({"errors": [graphql_error_entry(error, request.request_id)]}, error.status, headers=headers)
+    """A request refused before GraphQL runs (authentication, rate limits, a malformed request): a GraphQL response
+    with `data` absent (GraphQL over HTTP), the error's status, in the media type the client accepts."""
+    response = Response.json(
+        {"errors": [graphql_error_entry(error, request.request_id)]}, error.status, headers=headers
+    )
+    return Response(response.status, response.body, graphql_media_type(request), response.headers)
 
 
 def graphql_error_entry(error: SvcError, request_id: str) -> dict[str, Any]:

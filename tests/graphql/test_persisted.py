@@ -12,6 +12,7 @@ import pytest
 
 from svc.graphql import ManifestError, Registry, read_manifest
 from svc.server import StartupError, serve
+from tests.support.node_clients import run_client
 from tests.support.postgres import notify
 from tests.support.service import configure, running_service, wait_until
 
@@ -300,3 +301,29 @@ def test_the_registry_drops_the_least_recently_used_text_past_its_size():
     registry.register("c", "12345")
     assert (registry.get("a"), registry.get("b"), registry.get("c")) == ("12345", None, "12345")
     assert len(registry) == 2
+
+
+@pytest.mark.parametrize("use_get", [False, True], ids=["post", "get"])
+async def test_apollo_clients_persisted_query_link_registers_then_sends_the_hash_alone(tmp_path, database_url, use_get):
+    """@apollo/client's own link: the first client's hash is unknown (PERSISTED_QUERY_NOT_FOUND, 200), it resends
+    the text and registers it; a fresh client then sends the hash alone (over GET with useGETForHashedQueries)."""
+    async with running_service(tmp_path, database_url, persisted(tmp_path)) as service:
+        args = {
+            "url": f"{service.url}/graphql",
+            "query": TITLE,
+            "variables": {"id": 3},
+            "useGETForHashedQueries": use_get,
+        }
+        run = await run_client("apq", args, timeout=60)
+    assert run.returncode == 0, (run.lines, run.stderr)
+    expected = {"data": {"book": {"title": "Kindred"}}}
+    assert run.values("result") == [expected, expected]
+    requests, responses = run.values("request"), run.values("response")
+    assert [r["method"] for r in requests] == (["GET", "POST", "GET"] if use_get else ["POST", "POST", "POST"])
+    assert responses[0]["status"] == 200
+    assert responses[0]["body"]["errors"][0]["extensions"]["code"] == "PERSISTED_QUERY_NOT_FOUND"
+    if not use_get:
+        assert "query" not in requests[0]["body"] and "query" in requests[1]["body"]
+        assert "query" not in requests[2]["body"]
+        assert requests[2]["body"]["extensions"]["persistedQuery"]["version"] == 1
+    assert responses[2] == {"status": 200, "body": expected}
