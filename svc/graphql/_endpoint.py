@@ -23,11 +23,12 @@ from typing import Any
 import attrs
 from graphql import (
     DocumentNode,
+    ExecutionResult,
     FragmentDefinitionNode,
     GraphQLSchema,
     OperationDefinitionNode,
     OperationType,
-    execute_sync,
+    experimental_execute_incrementally,
 )
 from graphql.execution.values import VariableValues, get_variable_values
 
@@ -37,6 +38,7 @@ from svc.plan import LimitExceeded, Params, ReadPlan, check_read
 from svc.telemetry import set_error, set_operation, stage
 
 from ._document_parser import DocumentParser
+from ._incremental import incremental_payloads, uses_incremental_delivery, without_incremental_directives
 from ._mutation_planner import MutationPlanner
 from ._persisted import PersistedQueries
 from ._query_planner import FieldError, PlannedQuery, QueryPlanner
@@ -73,6 +75,8 @@ class GraphqlRequest:
     on_error: str | None = None
     #: A persisted document's id (SPEC "Persisted queries"; `query` is then absent).
     document_id: str | None = None
+    #: The client reads incremental delivery (multipart/mixed): `@defer`/`@stream` split the answer.
+    incremental: bool = False
     method: str = "POST"
     #: The database role and session settings of the request (SPEC "Authentication"); None: the connecting role.
     session: Session | None = None
@@ -87,6 +91,8 @@ class GraphqlResponse:
     #: False for a request error (refused before execution: parse, validation, variables, persisted queries): GraphQL
     #: over HTTP's `application/graphql-response+json` then has no `data` member at all.
     executed: bool = True
+    #: Incremental delivery: the payloads after `body` (the initial one), in order.
+    subsequent: tuple[bytes, ...] = ()
 
 
 @attrs.frozen(eq=False)
@@ -165,7 +171,14 @@ class GraphqlEndpoint:
         if texts is None:
             return answer.response(None)
         introspected = self._introspection(document, operation, request, planned, answer)
-        return answer.response(_data(planned.keys, texts, {**planned.answered, **introspected}))
+        response = answer.response(_data(planned.keys, texts, {**planned.answered, **introspected}))
+        if request.incremental and document.loc and uses_incremental_delivery(document.loc.source.body):
+            payloads = incremental_payloads(
+                self.schema, operation, _fragments(document), variables, json.loads(response.body)
+            )
+            if payloads is not None:
+                return attrs.evolve(response, body=payloads[0], subsequent=tuple(payloads[1:]))
+        return response
 
     def live(self, request: GraphqlRequest, request_id: str) -> LiveQuery | GraphqlResponse | None:
         """A subscription planned like a query (same planner, limits checked before any SQL), not yet read; the
@@ -314,7 +327,15 @@ class GraphqlEndpoint:
         if not planned.introspection:
             return {}
         variables = dict(request.variables or {})
-        result = execute_sync(self.schema, document, variable_values=variables, operation_name=_name(operation))
+        # The schema declares @defer and @stream, so graphql-core runs it with its incremental executor; without
+        # those directives in the document it answers whole (the split, if any, is made as for SQL fields).
+        result = experimental_execute_incrementally(
+            self.schema,
+            without_incremental_directives(document),
+            variable_values=variables,
+            operation_name=_name(operation),
+        )
+        assert isinstance(result, ExecutionResult)
         for error in result.errors or ():
             answer.add(SvcError(Code.BAD_USER_INPUT, error.message), error.path)
         data = result.data or {}

@@ -193,6 +193,10 @@ class _Writer:
             " multipleOf: Float, minLength: Int, maxLength: Int, pattern: String, minItems: Int, maxItems: Int)"
             " on FIELD_DEFINITION | INPUT_FIELD_DEFINITION\n"
         )
+        out.describe("Sends this fragment after the rest of the result (incremental delivery, multipart/mixed).")
+        out.add("directive @defer(if: Boolean! = true, label: String) on FRAGMENT_SPREAD | INLINE_FRAGMENT\n")
+        out.describe("Sends the first `initialCount` items with the result and the rest after it (multipart/mixed).")
+        out.add("directive @stream(if: Boolean! = true, label: String, initialCount: Int = 0) on FIELD\n")
         out.describe("An object with a globally unique `id`.")
         out.add("interface Node {")
         out.describe("A globally unique identifier of the object.", "  ")

@@ -23,7 +23,7 @@ from ._live import Live
 from ._messages import Request, Response
 from ._problem import GRAPHQL_RESPONSE_JSON, graphql_error, graphql_media_type
 from ._routing import Route
-from ._streams import Streams, wants_multipart
+from ._streams import Streams, incremental_response, wants_multipart
 
 _JSON_TYPES = ("application/json", "application/graphql-response+json", "application/graphql+json")
 _MEMBERS = ("query", "operationName", "variables", "extensions", "onError", "documentId")
@@ -69,6 +69,8 @@ class GraphqlRoutes:
         api = request.snapshot.api(request.role)
         answer = await api.endpoint.execute(graphql_request, self._pipeline, request.request_id)
         headers = [("Allow", "POST")] if answer.status == 405 else []
+        if answer.subsequent:
+            return incremental_response([answer.body, *answer.subsequent])
         media = graphql_media_type(request)
         body = answer.body
         if media == GRAPHQL_RESPONSE_JSON and not answer.executed:
@@ -137,6 +139,7 @@ def graphql_request(members: Mapping[str, Any], request: Request, *, method: str
         extensions=_object(members.get("extensions"), "extensions"),
         on_error=_string(members.get("onError"), "onError"),
         document_id=_string(members.get("documentId"), "documentId"),
+        incremental="multipart/mixed" in (request.header("accept") or "").lower(),
         method=method,
         session=request.session(),
     )

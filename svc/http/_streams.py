@@ -12,6 +12,9 @@
 
 Both send a heartbeat every `subscriptions.keepalive` while nothing changes (a comment line, an empty part), end
 the subscription when the client goes away, and end it when the token expires.
+
+Incremental delivery of a query with `@defer`/`@stream` (any client accepting `multipart/mixed`, Apollo's
+`deferSpec=20220824` among them) is a multipart/mixed body too: one part per payload, boundary `-`.
 """
 
 import json
@@ -34,6 +37,18 @@ MULTIPART = 'multipart/mixed;boundary="graphql";subscriptionSpec="1.0"'
 _PART = b"\r\n--graphql\r\ncontent-type: application/json; charset=utf-8\r\n\r\n"
 _END = b"\r\n--graphql--\r\n"
 _STREAM_HEADERS = [("Cache-Control", "no-cache"), ("X-Accel-Buffering", "no")]
+
+
+#: Incremental delivery (`@defer`, `@stream`): the boundary graphql-js, Apollo and meros use in their examples.
+INCREMENTAL = 'multipart/mixed; boundary="-"; deferSpec=20220824'
+_INCREMENTAL_PART = b"\r\n---\r\ncontent-type: application/json; charset=utf-8\r\n\r\n"
+_INCREMENTAL_END = b"\r\n-----\r\n"
+
+
+def incremental_response(payloads: list[bytes]) -> Response:
+    """The payloads of an incremental result as one multipart/mixed body (all read by one statement already)."""
+    body = b"".join(_INCREMENTAL_PART + payload for payload in payloads) + _INCREMENTAL_END
+    return Response(200, body, INCREMENTAL, _STREAM_HEADERS)
 
 
 def wants_multipart(request: Request) -> bool:
