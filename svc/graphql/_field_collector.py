@@ -69,8 +69,13 @@ class Collector:
         return condition is None or condition == type_name or condition in self._implements.get(type_name, ())
 
     def _included(self, node: SelectionNode) -> bool:
-        skip = get_directive_values(GraphQLSkipDirective, node, self._variables)
-        if skip is not None and skip.get("if") is True:
-            return False
-        include = get_directive_values(GraphQLIncludeDirective, node, self._variables)
-        return not (include is not None and include.get("if") is False)
+        return included(node, self._variables)
+
+
+def included(node: SelectionNode, variables: VariableValues) -> bool:
+    """Whether `@skip`/`@include` keep the selection (under these variables)."""
+    skip = get_directive_values(GraphQLSkipDirective, node, variables)
+    if skip is not None and skip.get("if") is True:
+        return False
+    include = get_directive_values(GraphQLIncludeDirective, node, variables)
+    return not (include is not None and include.get("if") is False)

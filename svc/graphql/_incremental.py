@@ -29,14 +29,12 @@ from graphql import (
     FragmentDefinitionNode,
     FragmentSpreadNode,
     GraphQLDeferDirective,
-    GraphQLIncludeDirective,
     GraphQLInterfaceType,
     GraphQLList,
     GraphQLNonNull,
     GraphQLObjectType,
     GraphQLOutputType,
     GraphQLSchema,
-    GraphQLSkipDirective,
     GraphQLStreamDirective,
     GraphQLUnionType,
     InlineFragmentNode,
@@ -47,6 +45,8 @@ from graphql import (
 )
 from graphql.execution.values import VariableValues, get_directive_values
 from graphql.language.visitor import REMOVE, Visitor, VisitorAction, visit
+
+from ._field_collector import included
 
 #: Streamed items per payload after the initial ones.
 STREAM_BATCH = 10
@@ -204,7 +204,7 @@ class _Splitter:
         """Fields by response key as the planner's collector merges them, noting the keys selected only inside a
         deferred fragment (the first such fragment's number)."""
         for selection in selection_set.selections:
-            if not self._included(selection):
+            if not included(selection, self.variables):
                 continue
             if isinstance(selection, FieldNode):
                 key = selection.alias.value if selection.alias else selection.name.value
@@ -245,13 +245,6 @@ class _Splitter:
             and isinstance(found, GraphQLObjectType)
             and self.schema.is_sub_type(abstract, found)
         )
-
-    def _included(self, node: SelectionNode) -> bool:
-        skip = get_directive_values(GraphQLSkipDirective, node, self.variables)
-        if skip is not None and skip.get("if") is True:
-            return False
-        include = get_directive_values(GraphQLIncludeDirective, node, self.variables)
-        return not (include is not None and include.get("if") is False)
 
 
 def _active(directive: Any, node: SelectionNode, variables: VariableValues) -> dict[str, Any] | None:
