@@ -190,7 +190,7 @@ async def build_snapshot(executor: Executor, config: Config, registry: Registry 
     warnings = [
         *model.warnings,
         *whole.rest.index.warnings,
-        *await _pin_check(config, graphql.sdl, whole),
+        *await _pin_check(config, whole),
         *_manifest_check(config, whole, persisted),
     ]
     connecting = catalog.current_user
@@ -270,14 +270,14 @@ def _manifest_check(config: Config, whole: Api, persisted: PersistedQueries) -> 
     return problems
 
 
-async def _pin_check(config: Config, sdl: str, whole: Api) -> list[str]:
+async def _pin_check(config: Config, whole: Api) -> list[str]:
     """SPEC "Versioning": compare the generated SDL and OpenAPI document with the pinned files; `fail` refuses to
     serve, `warn` logs, `off` skips. A missing file pins nothing; the document is compared as a document (formatting
     and key order ignored), its differences named by JSON pointers."""
     if config.export.pin == "off":
         return []
     summaries = []
-    pinned_sdl = [(config.export.graphql, "schema", sdl)]
+    pinned_sdl = [(config.export.graphql, "schema", whole.graphql.sdl)]
     if whole.graphql.subgraph_sdl is not None:
         pinned_sdl.append((config.export.subgraph, "subgraph", whole.graphql.subgraph_sdl))
     for name, what, text in pinned_sdl:

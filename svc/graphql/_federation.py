@@ -96,7 +96,9 @@ def subgraph_sdl(printed: str) -> str:
 # --- planning ------------------------------------------------------------------------------------------------------
 
 
-def plan_entities(run: "PlanRun", place: "Place", nodes: list[FieldNode], representations: list[Any]) -> RootField:
+def plan_entities(
+    run: "PlanRun", key: str, place: "Place", nodes: list[FieldNode], representations: list[Any]
+) -> RootField:
     """`_entities(representations:)` as ONE root of the read (SPEC: one statement per request, however many
     representations and types): per type, its representations' keys as a JSON parameter and one read by key."""
     maximum = run.limits.page_size.max
@@ -123,7 +125,7 @@ def plan_entities(run: "PlanRun", place: "Place", nodes: list[FieldNode], repres
         link = Link(tuple((column, column) for column in entity.primary_key))
         read = run.read(entity, nodes, ReadKind.ONE, place, link=link)
         lookups.append(EntityLookup(run.params.add(json.dumps(rows), "json"), read, len(rows)))
-    return RootField(str(place.path[0]), entities=tuple(lookups), nullable=False)
+    return RootField(key, entities=tuple(lookups), nullable=False)
 
 
 def _key_row(model: Model, entity: Entity, representation: Mapping[str, Any], path: tuple[str | int, ...]) -> dict:

@@ -190,7 +190,8 @@ class QueryPlanner:
                 introspection.append(key)
             elif name == "__typename":
                 roots.append(RootField(key, constant=query_type.name))
-            elif name == "_service" and self.subgraph_sdl is not None:
+            elif meaning_of(query_type.fields[name], RootMeaning).kind is RootKind.SERVICE:
+                assert self.subgraph_sdl is not None  # the field exists only in a subgraph's schema
                 answered[key] = service_answer(run.collector, nodes, self.subgraph_sdl)
             else:
                 try:
@@ -226,7 +227,7 @@ class PlanRun:
         if meaning.kind is RootKind.NODE:
             return self._node(key, nodes, arguments)
         if meaning.kind is RootKind.ENTITIES:
-            return plan_entities(self, place, nodes, arguments["representations"])
+            return plan_entities(self, key, place, nodes, arguments["representations"])
         if meaning.kind is RootKind.FUNCTION:
             assert meaning.function is not None
             return self.root_function(key, nodes, meaning.function, arguments, place)

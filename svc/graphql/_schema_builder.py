@@ -31,9 +31,14 @@ class GraphqlSchema:
 def build_graphql_schema(model: Model, *, subscriptions: bool = False, federation: bool = False) -> GraphqlSchema:
     """The schema of the model; with `subscriptions`, a Subscription type mirroring Query; with `federation`, a
     federation v2 subgraph (its entities' keys, `_entities` and `_service`)."""
-    written = write_sdl(model, subscriptions=subscriptions, federation=federation)
-    served = written + served_definitions(model) if federation else written
-    document = parse(served, no_location=True)
+    document = parse(write_sdl(model, subscriptions=subscriptions, federation=federation), no_location=True)
+    subgraph = None
+    if federation:
+        # The subgraph SDL is the written document; the served schema adds `_entities`, `_service` and the
+        # federation definitions to it.
+        subgraph = subgraph_sdl(print_ast(document) + "\n")
+        added = parse(served_definitions(model), no_location=True).definitions
+        document = DocumentNode(definitions=(*document.definitions, *added))
     schema = build_ast_schema(document)
     errors = validate_schema(schema)
     if errors:
@@ -42,5 +47,4 @@ def build_graphql_schema(model: Model, *, subscriptions: bool = False, federatio
         attach_meanings(schema, model, federation=federation)
     except MissingMeaning as exc:
         raise SchemaBuildError(str(exc)) from exc
-    subgraph = subgraph_sdl(print_ast(parse(written, no_location=True)) + "\n") if federation else None
     return GraphqlSchema(schema, document, print_ast(document) + "\n", subgraph)
