@@ -232,7 +232,7 @@ def _api(model: Model, graphql: GraphqlSchema, config: Config, persisted: Persis
     statements = Statements(model, config.limits, config.errors)
     endpoint = GraphqlEndpoint(
         graphql.schema,
-        QueryPlanner(graphql.schema, model, config.limits, graphql.subgraph_sdl),
+        QueryPlanner(graphql.schema, model, config.limits, graphql.subgraph_sdl, config.search),
         Settings(introspection=config.graphql.introspection),
         statements,
         persisted,

@@ -21,6 +21,7 @@ from ._facts import (
     Policy,
     Relation,
     RelationKind,
+    TextSearchTrigger,
     TypeKind,
     Volatility,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "ForeignKeyAction",
     "Function",
     "Index",
+    "TextSearchTrigger",
     "IndexColumn",
     "Key",
     "PgType",

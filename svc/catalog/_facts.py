@@ -207,6 +207,16 @@ class Index:
 
 
 @attrs.frozen
+class TextSearchTrigger:
+    """PostgreSQL's own trigger keeping a full-text document: `tsvector_update_trigger(column, config, sources...)`
+    (`config` is None for `tsvector_update_trigger_column`, whose configuration is read from a column per row)."""
+
+    column: str
+    config: str | None
+    sources: tuple[str, ...]
+
+
+@attrs.frozen
 class Policy:
     name: str
     command: str  # ALL, SELECT, INSERT, UPDATE, DELETE
@@ -244,6 +254,8 @@ class Relation:
     #: Foreign tables: the foreign server's name and its wrapper (`postgres_fdw`).
     foreign_server: str | None = None
     foreign_data_wrapper: str | None = None
+    #: Full-text documents kept by `tsvector_update_trigger` (search reads their configuration and source text).
+    text_search_triggers: tuple[TextSearchTrigger, ...] = ()
 
     def column(self, name: str) -> Column | None:
         return next((c for c in self.columns if c.name == name), None)

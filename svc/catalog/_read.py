@@ -32,6 +32,7 @@ from ._facts import (
     Policy,
     Relation,
     RelationKind,
+    TextSearchTrigger,
     TypeKind,
     Volatility,
 )
@@ -158,6 +159,7 @@ def _relation(item: Item, context: _Context) -> Relation:
         deletable=bool(updatable & _DELETE),
         extension=context.owners.relations.get(item["oid"]),
         foreign_server=item["foreign_server"],
+        text_search_triggers=tuple(_text_search_trigger(t) for t in item["text_search_triggers"]),
         foreign_data_wrapper=item["foreign_data_wrapper"],
     )
 
@@ -205,6 +207,12 @@ def _index(item: Item) -> Index:
             [c.column for c in columns if c.column], item["expression_columns"], item["predicate_columns"]
         ),
     )
+
+
+def _text_search_trigger(item: Item) -> TextSearchTrigger:
+    column, config, *sources = item["arguments"]
+    own_config = item["function"] == "tsvector_update_trigger"
+    return TextSearchTrigger(column, config if own_config else None, tuple(sources))
 
 
 def _key(item: Item) -> Key:

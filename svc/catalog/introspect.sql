@@ -279,6 +279,21 @@ indexes as (
   group by i.indrelid
 ),
 
+-- Full-text documents kept by PostgreSQL's own trigger: `tsvector_update_trigger(column, config, sources...)` (or
+-- `_column`, whose config is a column: then none is known). Its arguments tell search the document's text.
+text_search_trigger as (
+  select t.tgrelid, json_agg(json_build_object(
+      'function', p.proname,
+      'arguments', regexp_split_to_array(regexp_replace(encode(t.tgargs, 'escape'), '\\000$', ''), '\\000')
+    ) order by t.tgname) as triggers
+  from rel r
+  join pg_trigger t on t.tgrelid = r.oid and not t.tgisinternal and t.tgenabled <> 'D'
+  join pg_proc p on p.oid = t.tgfoid
+  where p.proname in ('tsvector_update_trigger', 'tsvector_update_trigger_column')
+    and p.pronamespace = 'pg_catalog'::regnamespace
+  group by t.tgrelid
+),
+
 -- --- constraints ------------------------------------------------------------------------------------------------
 
 -- The partitions of each exposed partitioned table, at any depth: their own foreign keys are lifted to it.
@@ -391,7 +406,8 @@ relations as (
       -- A bit mask of the commands the relation accepts: 1 << CMD_UPDATE | 1 << CMD_INSERT | 1 << CMD_DELETE.
       'updatable', case when r.relkind in ('v', 'm', 'f') then pg_relation_is_updatable(r.oid, true) else 28 end,
       'foreign_server', fs.srvname,
-      'foreign_data_wrapper', fw.fdwname
+      'foreign_data_wrapper', fw.fdwname,
+      'text_search_triggers', coalesce(ts.triggers, '[]')
     ) order by r.nspname, r.relname) as relations
   from rel r
   join relation_text rt on rt.oid = r.oid
@@ -403,6 +419,7 @@ relations as (
   left join pg_foreign_table ft on ft.ftrelid = r.oid
   left join pg_foreign_server fs on fs.oid = ft.ftserver
   left join pg_foreign_data_wrapper fw on fw.oid = fs.srvfdw
+  left join text_search_trigger ts on ts.tgrelid = r.oid
 ),
 
 -- --- functions --------------------------------------------------------------------------------------------------

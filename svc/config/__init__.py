@@ -26,6 +26,7 @@ from ._model import (
     RateLimitConfig,
     ReloadConfig,
     ScheduleConfig,
+    SearchConfig,
     TypeConfig,
     WebhookTargetConfig,
 )
@@ -57,6 +58,7 @@ __all__ = [
     "RateLimitConfig",
     "ReloadConfig",
     "ScheduleConfig",
+    "SearchConfig",
     "Secrets",
     "TypeConfig",
     "WebhookTargetConfig",

@@ -15,8 +15,17 @@ from typing import TypeVar
 import attrs
 from graphql import GraphQLField, GraphQLNamedType, GraphQLObjectType, GraphQLSchema
 
-from svc.model import Entity, Lookup, Model, Operation, RootFunction, TypeNames
-from svc.plan import PageMember, entity_fields, member_fields, member_type_name, offered_members
+from svc.model import Entity, Lookup, Model, Operation, RootFunction, SearchMethod, TypeNames
+from svc.plan import (
+    HitMember,
+    PageMember,
+    ResultsMember,
+    entity_fields,
+    global_sources,
+    member_fields,
+    member_type_name,
+    offered_members,
+)
 
 #: The key of a field's meaning in its definition's `extensions`.
 MEANING = "svc.meaning"
@@ -30,18 +39,22 @@ class RootKind(enum.Enum):
     LIST = "list"  # an entity's rows as a list
     CONNECTION = "connection"  # an entity's rows as a cursor connection
     FUNCTION = "function"  # a STABLE or IMMUTABLE function's result
+    SEARCH = "search"  # an entity's best matches by one search method
+    GLOBAL_SEARCH = "global_search"  # the best matches of every searchable entity
     ENTITIES = "entities"  # federation: rows of several types by the keys of their representations
     SERVICE = "service"  # federation: the subgraph SDL
 
 
 @attrs.frozen
 class RootMeaning:
-    """What a Query root field is: `entity` for lookups, lists and connections (and `lookup`), or `function`."""
+    """What a Query root field is: `entity` for lookups, lists, connections and searches (and `lookup`, `method`),
+    or `function`."""
 
     kind: RootKind
     entity: Entity | None = None
     lookup: Lookup | None = None
     function: RootFunction | None = None
+    method: SearchMethod | None = None
 
 
 class MutationKind(enum.Enum):
@@ -150,8 +163,9 @@ _PAGE_INFO = {
 
 
 def query_roots(model: Model) -> dict[str, RootMeaning]:
-    """Every Query root field of the model by name, in SDL order: `node`, each entity's lookups, list and connection
-    (as its operations allow), then the functions that are not mutations."""
+    """Every Query root field of the model by name, in SDL order: `node`, each entity's lookups, list, connection
+    and searches (as its operations allow), the functions that are not mutations, then `globalSearch` when some
+    entity is searchable by text."""
     roots = {"node": RootMeaning(RootKind.NODE)}
     for entity in model.entities:
         if Operation.READ in entity.operations:
@@ -161,9 +175,14 @@ def query_roots(model: Model) -> dict[str, RootMeaning]:
             roots[entity.roots.list] = RootMeaning(RootKind.LIST, entity)
         if Operation.CONNECTION in entity.operations:
             roots[entity.roots.connection] = RootMeaning(RootKind.CONNECTION, entity)
+        if Operation.LIST in entity.operations:
+            for method in entity.search.methods:
+                roots[entity.search_root(method)] = RootMeaning(RootKind.SEARCH, entity, method=method)
     for function in model.functions:
         if not function.mutation:
             roots[function.name] = RootMeaning(RootKind.FUNCTION, function=function)
+    if global_sources(model):
+        roots[GLOBAL_SEARCH] = RootMeaning(RootKind.GLOBAL_SEARCH)
     return roots
 
 
@@ -213,6 +232,7 @@ def attach_meanings(schema: GraphQLSchema, model: Model, *, federation: bool = F
     if schema.mutation_type is not None:
         _attach(schema.mutation_type, mutation_roots(model))
     _attach(_object_type(schema, "PageInfo"), _PAGE_INFO)
+    _attach_search(schema, model)
     for entity in model.entities:
         names = entity.names
         _attach(_object_type(schema, names.type), entity_fields(entity))
@@ -231,6 +251,33 @@ def attach_meanings(schema: GraphQLSchema, model: Model, *, federation: bool = F
         ):
             if payload_name in schema.type_map:
                 _attach(_object_type(schema, payload_name), payload)
+
+
+#: The members of `<Type>SearchResults` and `<Type>SearchHit` (and of the global search's types).
+SEARCH_RESULTS = {"hits": ResultsMember.HITS, "hasMore": ResultsMember.HAS_MORE}
+SEARCH_HIT = {
+    "score": HitMember.SCORE,
+    "node": HitMember.NODE,
+    "highlight": HitMember.HIGHLIGHT,
+    "distance": HitMember.DISTANCE,
+}
+GLOBAL_SEARCH = "globalSearch"
+GLOBAL_SEARCH_RESULTS, GLOBAL_SEARCH_HIT, GLOBAL_SEARCH_NODE = (
+    "GlobalSearchResults",
+    "GlobalSearchHit",
+    "GlobalSearchNode",
+)
+
+
+def _attach_search(schema: GraphQLSchema, model: Model) -> None:
+    pairs = [
+        (e.names.search_results, e.names.search_hit) for e in model.entities if e.names.search_hit in schema.type_map
+    ]
+    if GLOBAL_SEARCH_HIT in schema.type_map:
+        pairs.append((GLOBAL_SEARCH_RESULTS, GLOBAL_SEARCH_HIT))
+    for results, hit in pairs:
+        _attach(_object_type(schema, results), SEARCH_RESULTS)
+        _attach(_object_type(schema, hit), SEARCH_HIT)
 
 
 def _attach_aggregates(schema: GraphQLSchema, entity: Entity) -> None:

@@ -22,7 +22,7 @@ from graphql import (
 )
 from graphql.execution.values import VariableValues, get_argument_values
 
-from svc.config import LimitsConfig
+from svc.config import LimitsConfig, SearchConfig
 from svc.errors import SvcError
 from svc.model import (
     Cardinality,
@@ -99,6 +99,7 @@ from svc.plan import (
 from ._federation import plan_entities, service_answer
 from ._field_collector import Collected, Collector
 from ._field_meanings import MEANING, ConnectionField, EdgeField, GroupField, RootKind, RootMeaning, meaning_of
+from ._search_planner import plan_global_search, plan_search
 
 #: Edge window values (SPEC "Connection objects").
 _WINDOWS = {
@@ -145,11 +146,17 @@ class QueryPlanner:
     """Plans query operations against one snapshot's schema and model."""
 
     def __init__(
-        self, schema: GraphQLSchema, model: Model, limits: LimitsConfig, subgraph_sdl: str | None = None
+        self,
+        schema: GraphQLSchema,
+        model: Model,
+        limits: LimitsConfig,
+        subgraph_sdl: str | None = None,
+        search: SearchConfig | None = None,
     ) -> None:
         self.schema = schema
         self.model = model
         self.limits = limits
+        self.search = search or SearchConfig()
         #: What `_service { sdl }` answers (federation on).
         self.subgraph_sdl = subgraph_sdl
         self.index = EntityIndex(model)
@@ -231,6 +238,10 @@ class PlanRun:
         if meaning.kind is RootKind.FUNCTION:
             assert meaning.function is not None
             return self.root_function(key, nodes, meaning.function, arguments, place)
+        if meaning.kind is RootKind.SEARCH:
+            return plan_search(self, key, place, nodes, meaning, arguments=arguments)
+        if meaning.kind is RootKind.GLOBAL_SEARCH:
+            return plan_global_search(self, key, place, nodes, arguments)
         entity = meaning.entity
         assert entity is not None
         if meaning.kind is RootKind.LOOKUP:
@@ -329,10 +340,10 @@ class PlanRun:
         """Rows of an entity shaped by the selections."""
         if kind is ReadKind.PAGE:
             outputs, node_selections = self._page_outputs(entity, nodes, order, place)
-            shape = self._shape(entity, node_selections, place.at("nodes"))
+            shape = self.shape(entity, node_selections, place.at("nodes"))
         else:
             outputs = ()
-            shape = self._shape(entity, self.collector.subfields(entity.type_name, nodes), place)
+            shape = self.shape(entity, self.collector.subfields(entity.type_name, nodes), place)
         return Read(
             source=source or table(entity),
             shape=shape,
@@ -555,7 +566,7 @@ class PlanRun:
 
     # --- row shapes --------------------------------------------------------------------------------------------
 
-    def _shape(self, entity: Entity, collected: Collected, place: Place) -> Shape:
+    def shape(self, entity: Entity, collected: Collected, place: Place) -> Shape:
         """The JSON object of each row: one output per response key. `place` is where the rows' fields sit."""
         outputs: list[Output] = []
         object_type = self.planner.object_type(entity.type_name)

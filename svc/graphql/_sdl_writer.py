@@ -30,6 +30,7 @@ from svc.model import (
     Returns,
     RootFunction,
     Scalar,
+    SearchMethod,
     TypeNames,
     ValueKind,
     ValueType,
@@ -46,6 +47,7 @@ from svc.plan import (
     entity_fields,
     enum_operators,
     filterable_computed,
+    global_sources,
     group_values,
     member_fields,
     member_type,
@@ -58,7 +60,16 @@ from svc.plan import (
 )
 
 from ._federation import SHAREABLE, key_directives
-from ._field_meanings import MutationKind, PayloadNames, RootKind, mutation_roots, query_roots
+from ._field_meanings import (
+    GLOBAL_SEARCH_HIT,
+    GLOBAL_SEARCH_NODE,
+    GLOBAL_SEARCH_RESULTS,
+    MutationKind,
+    PayloadNames,
+    RootKind,
+    mutation_roots,
+    query_roots,
+)
 
 _SCALAR_DESCRIPTIONS = {
     Scalar.BIG_INT: "A 64-bit integer, as a string (JSON numbers lose precision past 2^53).",
@@ -76,6 +87,37 @@ _CONNECTION_ARGS = (
     "first: Int, after: Cursor, last: Int, before: Cursor, offset: Int, condition: {condition}, filter: {filter},"
     " orderBy: [{order_by}!]"
 )
+
+
+_SCORE_DESCRIPTION = (
+    "How well the row matches, higher is better: word similarity (fuzzy), ts_rank (full text), vector similarity"
+    " (semantic: cosine similarity, inner product, or 1 / (1 + L2 distance)), the fused reciprocal ranks (hybrid),"
+    " 1 / (1 + distance) (nearest)."
+)
+_SEARCH_DESCRIPTIONS = {
+    SearchMethod.FUZZY: (
+        "`{type}` rows whose text is most like `query` (trigram word similarity of at least `minSimilarity`, else"
+        " the database's threshold), best first."
+    ),
+    SearchMethod.FULL_TEXT: "`{type}` rows whose document matches the web-search style `query`, by rank.",
+    SearchMethod.SEMANTIC: "`{type}` rows whose vector is most similar to `vector` (at least `minScore`), best first.",
+    SearchMethod.HYBRID: (
+        "`{type}` rows by reciprocal rank fusion of a text search for `query` and a vector search for `vector`: each"
+        " ranks its best 50 (or first + 1) rows, scored `weight / (rrfK + rank)` (defaults 1, 1 and 60)."
+    ),
+    SearchMethod.NEAREST: (
+        "`{type}` rows nearest to the GeoJSON geometry `near` (within `maxDistance` when given), nearest first."
+    ),
+}
+
+
+def _search_enums(names: TypeNames) -> tuple[tuple[SearchMethod, str], ...]:
+    return (
+        (SearchMethod.FUZZY, names.fuzzy_field),
+        (SearchMethod.FULL_TEXT, names.full_text_field),
+        (SearchMethod.SEMANTIC, names.vector_field),
+        (SearchMethod.NEAREST, names.spatial_field),
+    )
 
 
 class NestedInput(enum.Enum):
@@ -165,6 +207,7 @@ class _Writer:
         self.out = body
         for entity in self.model.entities:
             self._entity(entity)
+        self._global_search_types()
         self._query()
         self._mutation()
         if self.subscriptions:
@@ -269,10 +312,64 @@ class _Writer:
         self._condition(entity)
         self._filter(entity)
         self._error_codes(entity)
+        self._search_types(entity)
         if entity.primary_key is not None or entity.lookups:
             self._key_input(entity)
         self._write_inputs(entity)
         self._payloads(entity)
+
+    def _search_types(self, entity: Entity) -> None:
+        """The field enums of an entity's search methods, and its search results and hits (SPEC "Search fields")."""
+        names, out, search = entity.names, self.out, entity.search
+        if Operation.LIST not in entity.operations or not search.methods:
+            return
+        for method, enum_name in _search_enums(names):
+            documents = search.of(method)
+            if documents:
+                out.describe(f"The documents `{entity.search_root(method)}` searches (the first by default).")
+                out.add(f"enum {enum_name} {{")
+                out.lines += [f"  {document.name}" for document in documents]
+                out.add("}\n")
+        out.describe(f"The best matches of a search of `{names.type}` rows, best first.")
+        out.add(f"type {names.search_results} {{\n  hits: [{names.search_hit}!]!")
+        out.describe("More rows matched than were returned.", "  ")
+        out.add("  hasMore: Boolean!\n}\n")
+        out.describe(f"A `{names.type}` row a search matched.")
+        out.add(f"type {names.search_hit} {{")
+        out.describe(_SCORE_DESCRIPTION, "  ")
+        out.add(f"  score: Float!\n  node: {names.type}!")
+        if any(d.source is not None for d in search.of(SearchMethod.FULL_TEXT)):
+            out.describe(
+                "Full-text search: the matched text with the query's words between `startSel` and `stopSel` (default"
+                " `<b>`, `</b>`), HTML-escaped but for those; null from other searches.",
+                "  ",
+            )
+            out.add(
+                "  highlight(startSel: String, stopSel: String, maxWords: Int, minWords: Int, maxFragments: Int):"
+                " String"
+            )
+        if search.of(SearchMethod.NEAREST):
+            out.describe(
+                "Nearest search: the distance from `near` (a geography's in metres, a geometry's in its units).", "  "
+            )
+            out.add("  distance: Float")
+        out.add("}\n")
+
+    def _global_search_types(self) -> None:
+        sources = global_sources(self.model)
+        if not sources:
+            return
+        out = self.out
+        out.describe("A row of any type `globalSearch` searches.")
+        out.add(f"union {GLOBAL_SEARCH_NODE} = {' | '.join(e.names.type for e in sources)}\n")
+        out.describe("The best matches of every searchable type, best first.")
+        out.add(f"type {GLOBAL_SEARCH_RESULTS} {{\n  hits: [{GLOBAL_SEARCH_HIT}!]!")
+        out.describe("More rows matched than were returned.", "  ")
+        out.add("  hasMore: Boolean!\n}\n")
+        out.describe("A row `globalSearch` matched.")
+        out.add(f"type {GLOBAL_SEARCH_HIT} {{")
+        out.describe(_SCORE_DESCRIPTION, "  ")
+        out.add(f"  score: Float!\n  node: {GLOBAL_SEARCH_NODE}!\n}}\n")
 
     def _entity_field(self, entity: Entity, name: str, meaning: FieldMeaning) -> None:
         """One field of the entity's object type, as `svc.plan.entity_fields` names it (and the planner reads it).
@@ -679,6 +776,12 @@ class _Writer:
             elif root.kind is RootKind.FUNCTION:
                 assert root.function is not None
                 self._function_field(name, root.function)
+            elif root.kind is RootKind.GLOBAL_SEARCH:
+                out.describe("The best matches of a text query among every searchable type, by score.", "  ")
+                out.add(f"  {name}(query: String!, first: Int): {GLOBAL_SEARCH_RESULTS}!")
+            elif root.kind is RootKind.SEARCH:
+                assert root.entity is not None and root.method is not None
+                self._search_root(name, root.entity, root.method)
             else:
                 assert root.entity is not None
                 self._entity_root(name, root.kind, root.entity, root.lookup)
@@ -707,6 +810,24 @@ class _Writer:
         else:
             args = _CONNECTION_ARGS.format(order_by=names.order_by, condition=names.condition, filter=names.filter)
             self.out.add(f"  {name}({args}): {names.connection}!{deprecated}")
+
+    def _search_root(self, name: str, entity: Entity, method: SearchMethod) -> None:
+        names = entity.names
+        fields = dict(_search_enums(names))
+        arguments = {
+            SearchMethod.FUZZY: f"query: String!, field: {fields.get(method)}, minSimilarity: Float",
+            SearchMethod.FULL_TEXT: f"query: String!, field: {fields.get(method)}",
+            SearchMethod.SEMANTIC: f"vector: [Float!]!, field: {fields.get(method)}, minScore: Float",
+            SearchMethod.HYBRID: (
+                "query: String!, vector: [Float!]!, lexicalWeight: Float, vectorWeight: Float, rrfK: Int"
+            ),
+            SearchMethod.NEAREST: f"near: JSON!, maxDistance: Float, field: {fields.get(method)}",
+        }[method]
+        self.out.describe(_SEARCH_DESCRIPTIONS[method].format(type=names.type), "  ")
+        self.out.add(
+            f"  {name}({arguments}, first: Int, condition: {names.condition}, filter: {names.filter}):"
+            f" {names.search_results}!{_deprecated(entity)}"
+        )
 
     def _key_argument(self, entity: Entity, column: str) -> str:
         field = entity.field_of_column(column)

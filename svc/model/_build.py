@@ -36,6 +36,7 @@ from ._hints import read_hints
 from ._naming import camel, is_graphql_name, lower_first, pascal, plural_type_name, type_name
 from ._relations import Side, build_relations, foreign_keys
 from ._reserved import SERVICE_TYPE_NAMES, composite_type_names, enum_type_names, range_type_names
+from ._search import entity_search
 from ._values import TypeMapper, UnsupportedType
 
 #: Fields every entity type may carry besides its columns.
@@ -163,6 +164,7 @@ class _Builder:
                     version_column=config.version_column,
                     upsertable=relation.kind is not RelationKind.FOREIGN_TABLE,
                     events=self._events(relation, config),
+                    search=entity_search(relation, self.catalog, entity_fields, primary_key),
                 )
             )
         model = Model(
@@ -410,7 +412,7 @@ class _Builder:
                 )
 
     def _check_root_fields(self, model: Model) -> None:
-        query: dict[str, list[str]] = {"node": ["the node field"]}
+        query: dict[str, list[str]] = {"node": ["the node field"], "globalSearch": ["the global search field"]}
         mutation: dict[str, list[str]] = {}
         for entity in model.entities:
             what = f"table {entity.schema}.{entity.table}"

@@ -312,6 +312,8 @@ class TypeNames:
     aggregates_group: str
     fuzzy_field: str
     vector_field: str
+    full_text_field: str
+    spatial_field: str
     bm25_field: str
     search_results: str
     search_hit: str
@@ -353,6 +355,8 @@ class TypeNames:
             aggregates_group=f"{type_name}AggregatesGroup",
             fuzzy_field=f"{type_name}FuzzyField",
             vector_field=f"{type_name}VectorField",
+            full_text_field=f"{type_name}FullTextField",
+            spatial_field=f"{type_name}SpatialField",
             bm25_field=f"{type_name}Bm25Field",
             search_results=f"{type_name}SearchResults",
             search_hit=f"{type_name}SearchHit",
@@ -381,6 +385,91 @@ class TypeNames:
         """Every name but the plural (which names no type of its own)."""
         names = tuple(value for key, value in attrs.asdict(self).items() if key != "plural")
         return names + tuple(self.aggregate_member(member) for member in AGGREGATE_MEMBERS)
+
+
+class SearchMethod(enum.Enum):
+    """A way to search an entity's rows (SPEC "Search fields"); each value is its REST method name."""
+
+    FUZZY = "fuzzy"  # trigram word similarity
+    FULL_TEXT = "full-text"  # a tsvector document against a text query
+    SEMANTIC = "semantic"  # vector similarity
+    HYBRID = "hybrid"  # a lexical and a vector ranking fused (no index of its own)
+    NEAREST = "nearest"  # spatial distance (PostGIS)
+
+    @property
+    def root_suffix(self) -> str:
+        return _SEARCH_ROOTS[self]
+
+
+_SEARCH_ROOTS = {
+    SearchMethod.FUZZY: "FuzzySearch",
+    SearchMethod.FULL_TEXT: "FullTextSearch",
+    SearchMethod.SEMANTIC: "SemanticSearch",
+    SearchMethod.HYBRID: "HybridSearch",
+    SearchMethod.NEAREST: "NearestSearch",
+}
+
+
+class VectorSimilarity(enum.Enum):
+    """How a vector index compares vectors: its operator class decides (`vector_cosine_ops`...)."""
+
+    COSINE = "cosine"
+    INNER_PRODUCT = "inner_product"
+    L2 = "l2"
+
+
+@attrs.frozen
+class SearchField:
+    """One document an index lets the API search: an indexed column (`column`), or an index expression over the
+    row's columns (`expression`, the catalog's text, unqualified column names). `name` is its value in the field
+    enums (`TITLE`; an expression: its columns' names joined), REST's `field` lower-cased."""
+
+    method: SearchMethod
+    name: str
+    columns: tuple[str, ...]  # every column it reads (all exposed)
+    column: str | None = None
+    expression: str | None = None
+    #: Full text: the text-search configuration (None: the database's default) and the SQL of the text the
+    #: document is made of, over the row's columns (None: not known, no highlights).
+    config: str | None = None
+    source: str | None = None
+    #: Semantic: the operator class's similarity, the vector's dimensions (None: any) and its type (`vector`).
+    similarity: VectorSimilarity | None = None
+    dimensions: int | None = None
+    sql_type: str | None = None
+    #: Nearest: a geography (distances in metres), else a geometry of `srid` (None: not fixed by the type).
+    geography: bool = False
+    srid: int | None = None
+
+
+@attrs.frozen
+class EntitySearch:
+    """The search methods an entity's indexes give, each with its documents (the first is the default)."""
+
+    fields: tuple[SearchField, ...] = ()
+    #: A single-column primary key and both a lexical and a vector method: hybrid search.
+    hybrid: bool = False
+
+    @property
+    def methods(self) -> tuple[SearchMethod, ...]:
+        """In SDL order: fuzzy, full text, semantic, hybrid, nearest (those the entity has)."""
+        return tuple(
+            method
+            for method in SearchMethod
+            if (self.hybrid if method is SearchMethod.HYBRID else any(f.method is method for f in self.fields))
+        )
+
+    def of(self, method: SearchMethod) -> tuple[SearchField, ...]:
+        return tuple(f for f in self.fields if f.method is method)
+
+    @property
+    def lexical(self) -> SearchField | None:
+        """The document a text query searches when no field is named (hybrid, global): full text, else fuzzy."""
+        return next(iter(self.of(SearchMethod.FULL_TEXT) or self.of(SearchMethod.FUZZY)), None)
+
+    @property
+    def vector(self) -> SearchField | None:
+        return next(iter(self.of(SearchMethod.SEMANTIC)), None)
 
 
 @attrs.frozen
@@ -427,6 +516,8 @@ class Entity:
     system_version: bool = True
     #: Change events of the table (`entities.<table>.events`), None when it has none.
     events: EntityEvents | None = None
+    #: Search methods from the table's indexes (SPEC "Search fields").
+    search: EntitySearch = EntitySearch()
 
     @property
     def ref(self) -> EntityRef:
@@ -454,7 +545,13 @@ class Entity:
             names.append(self.roots.list)
         if Operation.CONNECTION in self.operations:
             names.append(self.roots.connection)
+        if Operation.LIST in self.operations:
+            names += [self.search_root(method) for method in self.search.methods]
         return tuple(names)
+
+    def search_root(self, method: SearchMethod) -> str:
+        """`<plural>FuzzySearch`... (lower-camel plural, as the list field is by default)."""
+        return f"{self.plural_name[:1].lower()}{self.plural_name[1:]}{method.root_suffix}"
 
     def mutation_fields(self) -> tuple[str, ...]:
         """The Mutation root fields this entity offers (per its operations and key)."""

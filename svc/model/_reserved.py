@@ -24,6 +24,7 @@ SERVICE_TYPE_NAMES = frozenset(
         "ConstraintDirective",
         "GlobalSearchHit",
         "GlobalSearchResults",
+        "GlobalSearchNode",
         "_Service",
         "_Entity",
         "_Any",

@@ -672,6 +672,126 @@ class EntityLookup:
     count: int = attrs.field(default=1, eq=False)
 
 
+# --- search (SPEC "Search fields") -------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Document:
+    """What a search compares with its query: a column, or an index's expression over the row's columns (the
+    catalog's SQL text, column names unqualified)."""
+
+    column: str | None = None
+    expression: str | None = None
+
+
+class RankingKind(enum.Enum):
+    """How a document ranks against a query; each names its SQL in `svc/sql/_search.py`."""
+
+    TRIGRAM = "trigram"  # word similarity of a text query
+    FULL_TEXT = "full_text"  # ts_rank of a web-search text query
+    COSINE = "cosine"  # vector similarities, by the index's operator class
+    INNER_PRODUCT = "inner_product"
+    L2 = "l2"
+    GEOMETRY = "geometry"  # spatial distance from a GeoJSON geometry
+    GEOGRAPHY = "geography"  # the same in metres
+
+
+@attrs.frozen
+class Ranking:
+    """Rows ranked best first by their score against `query` (a text, a vector's text, a GeoJSON text), only the
+    rows that match: a trigram or full-text match, a score of at least `bound` (trigram: `minSimilarity`, vectors:
+    `minScore`), or a distance of at most `bound` (spatial: `maxDistance`)."""
+
+    kind: RankingKind
+    document: Document
+    query: Param
+    #: Full text: the text-search configuration (None: the session's default).
+    config: str | None = None
+    bound: Param | None = None
+    #: Vectors: the type the query is read as (`vector`); spatial: the geometry's SRID.
+    sql_type: str | None = None
+    srid: int | None = None
+
+
+@attrs.frozen
+class Fusion:
+    """Reciprocal rank fusion of two rankings (SPEC "Search fields": hybrid): each ranks its best `candidates` rows
+    (rows ranked 1, 2, ... with ties by key), and a row scores `weights[i] / (k + rank_i)` summed over the rankings
+    it is in. Rows are joined on their single-column key."""
+
+    weights: tuple[Param, Param]
+    k: Param
+    candidates: Param
+    key: str
+
+
+@attrs.frozen
+class Highlight:
+    """A full-text hit's headline: `source` (SQL of the document's text over the row's columns) with the query's
+    words between `start` and `stop`, HTML-escaped but for those; `options` are ts_headline's other options."""
+
+    source: str
+    config: str | None
+    query: Param
+    start: Param
+    stop: Param
+    options: Param
+
+
+class HitMember(enum.Enum):
+    SCORE = "score"
+    NODE = "node"  # the row (REST `row`)
+    HIGHLIGHT = "highlight"
+    DISTANCE = "distance"  # spatial: the distance from the query
+    TYPE = "type"  # global search: the hit's resource (REST)
+
+
+@attrs.frozen
+class HitOutput:
+    """A member of a hit object: a member, or a constant (`__typename`)."""
+
+    key: str
+    member: HitMember | None = None
+    constant: str | None = None
+    highlight: Highlight | None = None  # of HIGHLIGHT
+
+
+@attrs.frozen
+class SearchSource:
+    """One table's best matches: `read` (kind MANY, from its table) gives the filter (condition and filter) and
+    the node's shape; `rankings` rank its rows (two fused by `fusion`), ties broken by `key`. `hits` are the members
+    of each of its hits; `type` names the resource (global search)."""
+
+    read: Read
+    rankings: tuple[Ranking, ...]
+    key: tuple[str, ...]
+    hits: tuple[HitOutput, ...]
+    fusion: Fusion | None = None
+    type: str | None = None
+
+
+class ResultsMember(enum.Enum):
+    HITS = "hits"
+    HAS_MORE = "has_more"
+
+
+@attrs.frozen
+class ResultsOutput:
+    key: str
+    member: ResultsMember | None = None
+    constant: str | None = None
+
+
+@attrs.frozen
+class Search:
+    """A search's answer (SPEC "Search fields"): the best `first` hits of its sources merged by score (one source,
+    or every searchable table's for global search), and whether more matched; not paginated."""
+
+    sources: tuple[SearchSource, ...]
+    first: Param
+    outputs: tuple[ResultsOutput, ...]
+
+
 @attrs.frozen
 class RootField:
     """One root field of an operation: a read, or a constant (null for a node ID that matches nothing)."""
@@ -683,6 +803,8 @@ class RootField:
     call: ComputedOutput | None = None
     #: `_entities`: one list of rows of several types, in the representations' order (null for a missing row).
     entities: tuple[EntityLookup, ...] = ()
+    #: A search's results object.
+    search: Search | None = None
     nullable: bool = True
     #: A connection's members as columns of their own, not one object (REST: the rows are the body, the other
     #: members become headers); only for the single root of a plan.

@@ -46,6 +46,8 @@ def check_read(plan: ReadPlan, params: Sequence[Any], limits: LimitsConfig, *, r
             cost += _read_cost(field.read, 1, 1, params=params, limits=limits, root=key)
         for lookup in field.entities:
             cost += _read_cost(lookup.read, 1, lookup.count, params=params, limits=limits, root=key)
+        for source in field.search.sources if field.search is not None else ():
+            cost += _read_cost(source.read, 1, 1, params=params, limits=limits, root=key)
     _within(Code.COST_LIMIT_EXCEEDED, limits.cost, cost, "the request may read {} rows", root)
 
 

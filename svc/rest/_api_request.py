@@ -15,7 +15,7 @@ import attrs
 
 from svc.errors import SvcError
 from svc.model import Entity, Field, RootFunction
-from svc.plan import AggregateMember, GroupValue, KeyLookup, RowsFormat
+from svc.plan import AggregateMember, GroupValue, HighlightOptions, KeyLookup, RowsFormat, SearchRequest
 
 from ._resources import Target
 
@@ -30,6 +30,8 @@ class Action(enum.Enum):
     READ_ROW = "read_row"  # GET /rest/{resource}/{key}
     READ_COLUMN = "read_column"  # GET /rest/{resource}/{key}/{column}: a binary column's bytes
     AGGREGATE = "aggregate"  # GET or POST /rest/{resource}/aggregate
+    SEARCH = "search"  # POST /rest/{resource}/search/{method}
+    GLOBAL_SEARCH = "global_search"  # GET or POST /rest/search
     CALL = "call"  # GET or POST /rest/rpc/{function}
     CREATE = "create"  # POST /rest/{resource}
     UPSERT = "upsert"  # PUT /rest/{resource}: bulk upsert
@@ -174,6 +176,19 @@ class AggregateRequest:
 
 
 @attrs.frozen
+class SearchBody:
+    """A search method's body, or a global search's query (SPEC "Search methods"): the request the shared search
+    planner reads, `first`, and the highlight asked for (full text). The rows' members and filter are the
+    request's `listing`."""
+
+    request: SearchRequest
+    first: Any = None
+    highlight: HighlightOptions | None = None
+    #: Global search: the resources searched, each with its name in the hits' `type`.
+    sources: tuple[tuple[Entity, str], ...] = ()
+
+
+@attrs.frozen
 class Conflict:
     """A bulk upsert's conflict handling (SPEC "Writes" 6): the unique key's fields, and what a conflict does."""
 
@@ -242,6 +257,7 @@ class ApiRequest:
     body: Body | None = None
     call: Call | None = None
     aggregate: AggregateRequest | None = None
+    search: SearchBody | None = None
     #: A binary column (READ_COLUMN, WRITE_COLUMN).
     column: Field | None = None
     #: DESCRIBE: the methods the route has; NODE: the row's URL.

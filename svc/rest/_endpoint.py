@@ -38,7 +38,7 @@ class RestEndpoint:
         self.index = RestIndex(model, config.database.schemas)
         fields = EntityIndex(model)
         self.parser = RequestParser(model, self.index, InputTypes(schema, model), fields, config.limits)
-        self.planner = RestPlanner(model, fields, config.limits)
+        self.planner = RestPlanner(model, fields, config.limits, config.search)
         self.responder = Responder(self.index, config)
         self.statements = statements
 

@@ -4,8 +4,8 @@ anything is planned or read.
 The path names a target (`_resources.py`); the method an action. Methods a target does not have are 405 with
 `Allow`, or 403 PERMISSION_DENIED where the table has the operation but the API withholds it (`omit_operations`, or a
 role's grants under `rbac`). OPTIONS answers with the methods of a route that is served, and 404 like its other
-methods for one that is not: the routes not served yet, a column that is not binary, a global ID of a type not
-served here (to the role a request runs as, too). Parameters, headers and body are read in the order a route's
+methods for one that is not: a search method the resource lacks, a column that is not binary, a global ID of a type
+not served here (to the role a request runs as, too). Parameters, headers and body are read in the order a route's
 checks are made: its parameters (400 naming the first one that is wrong or unknown), then the headers it reads, then
 its body.
 """
@@ -18,7 +18,7 @@ import attrs
 from svc.config import LimitsConfig
 from svc.errors import Code, SvcError
 from svc.model import Entity, Field, Model, Operation, ReturnKind
-from svc.plan import EntityIndex, KeyLookup, decode_global_id, key_value, parse_json
+from svc.plan import EntityIndex, KeyLookup, decode_global_id, global_sources, key_value, parse_json
 from svc.telemetry import set_route
 
 from . import _parse_bodies as bodies
@@ -30,11 +30,11 @@ from ._parse_calls import CallParser
 from ._parse_inputs import InputTypes
 from ._parse_listing import Listings
 from ._parse_query import Parameters
+from ._parse_search import parse_global_search, parse_search, search_method
 from ._parse_writes import WriteBodies, choice
 from ._resources import Kind, RestIndex, Target
 
 _READS = frozenset({Operation.LIST, Operation.CONNECTION})
-_NOT_SERVED = (Kind.SEARCH_METHOD, Kind.GLOBAL_SEARCH)
 
 
 class RequestParser:
@@ -60,8 +60,7 @@ class RequestParser:
         if method == "OPTIONS":
             self._served(target)
             return attrs.evolve(base, allowed=frozenset(allowed))
-        if target.kind in _NOT_SERVED:
-            raise _not_served(target)
+        self._served(target)
         if method not in allowed:
             raise _refused(target, request, allowed)
         kind = target.kind
@@ -82,6 +81,19 @@ class RequestParser:
             return self._search(base, request)
         if kind is Kind.AGGREGATE:
             return self._aggregate(base, method, request)
+        if kind is Kind.SEARCH_METHOD:
+            found = search_method(base.entity, target.word or "", target.base)
+            body = _options_body(request, "a search takes its members")
+            search, listing = parse_search(self.listings, base.entity, found, body)
+            return attrs.evolve(base, action=Action.SEARCH, search=search, listing=listing)
+        if kind is Kind.GLOBAL_SEARCH:
+            if method == "GET":
+                parameters = Parameters.parse(request.query_string)
+                search = parse_global_search(method, parameters, None, self._searched(target))
+            else:
+                body = _options_body(request, "a search takes its members")
+                search = parse_global_search(method, None, body, self._searched(target))
+            return attrs.evolve(base, action=Action.GLOBAL_SEARCH, search=search)
         if kind is Kind.ROW and method == "GET":
             parameters = Parameters.parse(request.query_string)
             key = self._key(target, parameters)
@@ -104,13 +116,30 @@ class RequestParser:
     # --- routes ------------------------------------------------------------------------------------------------
 
     def _served(self, target: Target) -> None:
-        """SvcError NOT_FOUND, as the route's other methods answer, for a route that is not served."""
-        if target.kind in _NOT_SERVED:
-            raise _not_served(target)
-        if target.kind is Kind.COLUMN:
+        """SvcError NOT_FOUND, as the route's other methods answer, for a route that is not served: a search method
+        the resource does not have, a global search with nothing to search, a column that is not binary, a global
+        ID of a type not served here."""
+        if target.kind is Kind.SEARCH_METHOD:
+            assert target.entity is not None
+            search_method(target.entity, target.word or "", target.base)
+        elif target.kind is Kind.GLOBAL_SEARCH:
+            self._searched(target)
+        elif target.kind is Kind.COLUMN:
             self._binary(target)
         elif target.kind is Kind.NODE:
             self._node(target)
+
+    def _searched(self, target: Target) -> tuple[tuple[Entity, str], ...]:
+        """The resources a global search reads (those of the path's schema, or of every schema), each with its name
+        in the hits' `type`: its path under /rest."""
+        sources = tuple(
+            (entity, self.index.path_of(entity).removeprefix("/rest/"))
+            for entity in global_sources(self.model)
+            if self.index.serves(entity) and (target.schema is None or entity.schema == target.schema)
+        )
+        if not sources:
+            raise SvcError(Code.NOT_FOUND, "no resource is searchable here: none has a text search index")
+        return sources
 
     def _node(self, target: Target) -> str:
         """SPEC route table: the URL of the row a global ID names; an ID that names no row type served is 404."""
@@ -339,7 +368,7 @@ def allowed_methods(target: Target) -> set[str]:
     if kind is Kind.RPC:
         assert target.function is not None
         return {"POST"} if target.function.mutation else {"GET", "POST"}
-    if kind in _NOT_SERVED:
+    if kind is Kind.GLOBAL_SEARCH:
         return {"GET", "POST"}
     entity = target.entity
     assert entity is not None
@@ -347,6 +376,8 @@ def allowed_methods(target: Target) -> set[str]:
     upsert = keyed and entity.upsertable and Operation.CREATE in ops and Operation.UPDATE in ops
     if kind is Kind.SEARCH:
         return {"POST"} if ops & _READS else set()
+    if kind is Kind.SEARCH_METHOD:  # searches read rows as a list does
+        return {"POST"} if Operation.LIST in ops else set()
     if kind is Kind.AGGREGATE:  # SPEC: a resource whose list is not permitted has no aggregates
         return {"GET", "POST"} if ops & _READS else set()
     if kind is Kind.COLLECTION:
@@ -395,13 +426,3 @@ def _options_body(request: RestRequest, what: str) -> Any:
         raise bodies.unsupported(media, bodies.JSON)
     body = parse_json(request.body)
     return body if body is not None else {}
-
-
-def _not_served(target: Target) -> SvcError:
-    if target.kind is Kind.SEARCH_METHOD:
-        return SvcError(
-            Code.NOT_FOUND,
-            f"{target.word!r} is not a search method of {target.base}; it supports none (no search index)",
-            extensions={"supported": []},
-        )
-    return SvcError(Code.NOT_FOUND, "no resource is searchable: none has a search index")

@@ -3,7 +3,7 @@ what the response needs of it. Reads are planned by `_plan_reads.py`, writes by 
 shared planners of `svc/plan`; nothing here reads the request again or runs anything.
 """
 
-from svc.config import LimitsConfig
+from svc.config import LimitsConfig, SearchConfig
 from svc.model import Entity, Model, ReturnKind
 from svc.plan import EntityIndex, FunctionCall, MutationPlan, MutationStep, ReadPlan, RowsFormat
 
@@ -19,10 +19,11 @@ _STATIC = frozenset({Action.INDEX, Action.NODE, Action.DESCRIBE})
 class RestPlanner:
     """Plans REST requests against one model."""
 
-    def __init__(self, model: Model, index: EntityIndex, limits: LimitsConfig) -> None:
+    def __init__(self, model: Model, index: EntityIndex, limits: LimitsConfig, search: SearchConfig) -> None:
         self.model = model
         self.index = index
         self.limits = limits
+        self.search = search
         self.writes = WritePlanner(model, index, limits)
 
     def plan(self, api: ApiRequest) -> Planned | None:
@@ -39,6 +40,14 @@ class RestPlanner:
         if action is Action.READ_COLUMN:
             assert api.column is not None
             return self.row(api, Selection(fields=(api.column.name,)))
+        if action in (Action.SEARCH, Action.GLOBAL_SEARCH):
+            assert api.search is not None
+            run = ReadRun(self.model, self.index, self.limits)
+            if action is Action.SEARCH:
+                root = run.search(api.entity, api.search, api.listing, self.search)
+            else:
+                root = run.global_search(api.search, self.search)
+            return PlannedRead(ReadPlan((root,)), run.params, (root.key,))
         if action is Action.AGGREGATE:
             assert api.aggregate is not None
             run = ReadRun(self.model, self.index, self.limits)

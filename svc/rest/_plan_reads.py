@@ -11,9 +11,11 @@ depth (include levels count) and cost are the pipeline's limits stage (SPEC "Lim
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from svc.config import LimitsConfig
+import attrs
+
+from svc.config import LimitsConfig, SearchConfig
 from svc.errors import Code, SvcError
-from svc.model import Cardinality, ComputedField, Entity, Model, ReturnKind, RootFunction
+from svc.model import Cardinality, ComputedField, Entity, Model, ReturnKind, RootFunction, SearchMethod
 from svc.plan import (
     Aggregate,
     AggregateFunction,
@@ -35,6 +37,8 @@ from svc.plan import (
     FunctionCall,
     Grouping,
     Hierarchy,
+    HitMember,
+    HitOutput,
     JsonPathOutput,
     JunctionLink,
     KeyForm,
@@ -48,13 +52,21 @@ from svc.plan import (
     Page,
     PageMember,
     PageOutput,
+    Param,
     Params,
     Quantifier,
+    Ranked,
     Read,
     ReadKind,
     Related,
+    ResultsMember,
+    ResultsOutput,
     RootField,
     RowsFormat,
+    Search,
+    SearchPlanner,
+    SearchRequest,
+    SearchSource,
     Shape,
     Window,
     WindowFunction,
@@ -66,7 +78,7 @@ from svc.plan import (
     value_map,
 )
 
-from ._api_request import AggregateRequest, AggregateSet, Include, Listing, ListWindows, Selection
+from ._api_request import AggregateRequest, AggregateSet, Include, Listing, ListWindows, SearchBody, Selection
 from ._plan_names import BODY, COMPUTED_ARGUMENTS, FILTERS, PARAMETERS
 from ._planned import END, ESTIMATE, HAS_NEXT, HAS_PREVIOUS, ROW, ROW_COUNT, ROWS, START, TOTAL, VALUE, VERSION
 
@@ -77,6 +89,9 @@ _WINDOWS = {
     "denseRank": WindowFunction.DENSE_RANK,
     "percentRank": WindowFunction.PERCENT_RANK,
 }
+
+
+_SEARCH_RESULTS = (ResultsOutput("hits", ResultsMember.HITS), ResultsOutput("hasMore", ResultsMember.HAS_MORE))
 
 
 class ReadRun:
@@ -193,6 +208,70 @@ class ReadRun:
             )
             members.append(WindowOutput("runningSum", members=sums))
         return WindowOutput("_window", members=tuple(members))
+
+    # --- searches ----------------------------------------------------------------------------------------------
+
+    def search(self, entity: Entity, body: SearchBody, listing: Listing, config: SearchConfig) -> RootField:
+        """SPEC "Search methods": `{hits: [{score, row}], hasMore}`, a full-text hit with its `highlight` when
+        asked, a nearest hit with its `distance`; the rows filtered and shaped as a list's search body says."""
+        planner = SearchPlanner(self.params, config, BODY)
+        first, size = planner.first(body.first, ["first"])
+        ranked = planner.rank(entity, body.request, size, ())
+        hits = [HitOutput("score", HitMember.SCORE), HitOutput("row", HitMember.NODE)]
+        if body.highlight is not None:
+            document = ranked.documents[0]
+            if document.source is None:
+                raise bad_input(
+                    f"{document.name.lower()} has no text to highlight: its document is not made from columns the"
+                    " API shows",
+                    ["highlight"],
+                )
+            query = ranked.rankings[0].query
+            hits.append(
+                HitOutput(
+                    "highlight",
+                    HitMember.HIGHLIGHT,
+                    highlight=planner.highlight(document, query, body.highlight, ["highlight"]),
+                )
+            )
+        if body.request.method is SearchMethod.NEAREST:
+            hits.append(HitOutput("distance", HitMember.DISTANCE))
+        conditions = [self.filter(entity, listing.filter, "filter"), *self._inner_and_anti(entity, listing.selection)]
+        source = self._search_source(entity, listing.selection, ranked, hits, first=first, filter_=_all(conditions))
+        return RootField(VALUE, search=Search((source,), first, _SEARCH_RESULTS), nullable=False)
+
+    def global_search(self, body: SearchBody, config: SearchConfig) -> RootField:
+        """`GET|POST /rest/search`: `{hits: [{type, row, score}], hasMore}` over every searchable resource."""
+        planner = SearchPlanner(self.params, config, BODY)
+        first, size = planner.first(body.first, ["first"])
+        sources = []
+        for entity, name in body.sources:
+            document = entity.search.lexical
+            assert document is not None
+            request = SearchRequest(document.method, query=body.request.query, field=document.name)
+            ranked = planner.rank(entity, request, size, ())
+            hits = (
+                HitOutput("type", HitMember.TYPE),
+                HitOutput("row", HitMember.NODE),
+                HitOutput("score", HitMember.SCORE),
+            )
+            source = self._search_source(entity, Selection(), ranked, hits, first=first, filter_=None)
+            sources.append(attrs.evolve(source, type=name))
+        return RootField(VALUE, search=Search(tuple(sources), first, _SEARCH_RESULTS), nullable=False)
+
+    def _search_source(
+        self,
+        entity: Entity,
+        selection: Selection,
+        ranked: Ranked,
+        hits: Sequence[HitOutput],
+        *,
+        first: Param,
+        filter_: Filter | None,
+    ) -> SearchSource:
+        read = Read(table(entity), self.shape(entity, selection), ReadKind.MANY, filter=filter_, page=Page(limit=first))
+        key = entity.primary_key or tuple(f.column for f in entity.fields if f.orderable)
+        return SearchSource(read, ranked.rankings, key, tuple(hits), ranked.fusion)
 
     # --- aggregates ------------------------------------------------------------------------------------------------
 

@@ -81,7 +81,7 @@ class Responder:
             return self._row(api, answer)
         if action is Action.READ_COLUMN:
             return self._column(api, answer)
-        if action is Action.AGGREGATE:  # one text: the set's object or list, or the named sets' object
+        if action in (Action.AGGREGATE, Action.SEARCH, Action.GLOBAL_SEARCH):  # one text: an object or a list
             (text,) = answer.values()
             return json_response(200, text if text is not None else b"null")
         if action is Action.CALL:

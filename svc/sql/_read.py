@@ -59,6 +59,7 @@ from svc.plan import (
 
 from ._aggregates import StatsWriter, asks_for_stats, key_value
 from ._filters import Expressions, RowSide, TypeName, Value, link_condition, param, qualified, where
+from ._search import SearchWriter
 from ._values import global_id, json_object, mapped
 
 #: Relations of a row read by lateral joins; the rest are scalar subqueries (SPEC "Operations": beyond eight).
@@ -151,6 +152,15 @@ class _Compiler:
             return sql.SQL("select {}").format(self.read(root.read, None))
         if root.entities:
             return self._entities(root.entities)
+        if root.search is not None:
+            writer = SearchWriter(
+                self._alias,
+                self.expressions,
+                lambda read, table: self._selection(read, table, None),
+                self.row,
+                _needs_whole_row,
+            )
+            return writer.search(root.search)
         if root.call is not None:
             # Every root answers JSON: a scalar (text, numbers as text) becomes a JSON value.
             return sql.SQL("select to_json({})").format(self._computed(root.call, None))

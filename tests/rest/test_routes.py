@@ -195,11 +195,11 @@ async def test_head_answers_like_get_without_a_body(rest, path):
             "'fuzzy' is not a search method of /rest/books; it supports none (no search index)",
             {"supported": []},
         ),
-        ("GET", "/rest/search", "no resource is searchable: none has a search index", {}),
-        ("POST", "/rest/search", "no resource is searchable: none has a search index", {}),
+        ("GET", "/rest/search", "no resource is searchable here: none has a text search index", {}),
+        ("POST", "/rest/search", "no resource is searchable here: none has a text search index", {}),
     ],
 )
-async def test_routes_not_served_yet_are_404(rest, method, path, detail, extra):
+async def test_searches_of_resources_without_a_search_index_are_404(rest, method, path, detail, extra):
     response = await rest.request(method, path)
     assert response.status_code == 404
     assert problem(response) == {
