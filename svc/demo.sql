@@ -13,6 +13,8 @@ create table app_public.people (
   created_at timestamptz not null default now()
 );
 comment on table app_public.people is 'Someone who writes posts and comments.';
+create extension if not exists pg_trgm;
+create index people_display_name_trgm_idx on app_public.people using gin (display_name gin_trgm_ops);
 comment on column app_public.people.username is 'Unique handle: lower-case letters, digits and underscores.';
 
 create table app_public.posts (
@@ -26,6 +28,11 @@ create table app_public.posts (
   constraint posts_published_at_check check (status <> 'published' or published_at is not null)
 );
 create index on app_public.posts (author_id);
+-- Search (SPEC "Search fields"): a full-text document kept by PostgreSQL gives postsFullTextSearch (with highlights:
+-- its text is the title and body), a trigram index on people's names gives peopleFuzzySearch, and both globalSearch.
+alter table app_public.posts add column search_document tsvector
+  generated always as (to_tsvector('english', title || ' ' || body)) stored;
+create index posts_search_document_idx on app_public.posts using gin (search_document);
 comment on table app_public.posts is 'A blog post; published posts have a publication time.';
 
 create table app_public.tags (
