@@ -8,7 +8,7 @@ entity offers, with its parameters, bodies, statuses and headers. `_openapi_reso
 `_openapi_functions.py` write the operations, `_openapi_webhooks.py` the webhooks of tables with change events,
 `_openapi_schemas.py` the JSON Schemas, `_openapi_shared.py` the reusable parameters, headers and error responses.
 The bearer scheme applies to every operation (webhooks aside: they are signed): optional while `auth.anonymous` is
-on, required otherwise. Global search answers 404 until its issue lands, so it is not listed.
+on, required otherwise.
 
 The same model and configuration give the same document, key for key in the same order: the HTTP route, the exported
 file and the pin comparison all rely on it. `openapi_json` and `openapi_yaml` render it (`svc export-openapi`, the
@@ -27,6 +27,7 @@ from ._openapi_functions import FunctionPaths
 from ._openapi_operations import Operations, path_parameter
 from ._openapi_resources import ResourcePaths
 from ._openapi_schemas import Schemas
+from ._openapi_search import global_search_path
 from ._openapi_shared import Shared
 from ._openapi_values import Schema
 from ._openapi_webhooks import Webhooks
@@ -83,6 +84,9 @@ def _paths(index: RestIndex, operations: Operations) -> dict[str, Any]:
         paths.update(ResourcePaths(operations, resource).paths())
     for route in index.functions:
         paths[route.path] = FunctionPaths(operations, route).path_item()
+    sources = index.searchable(operations.model)
+    if sources:
+        paths["/rest/search"] = global_search_path(operations, sources, ("search", "Search across resources."))
     return paths
 
 

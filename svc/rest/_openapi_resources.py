@@ -5,14 +5,14 @@ key, `Entity.upsertable`).
 - `/rest/{r}`: GET `list<Types>` (list or connection), POST `create<Type>` (create), PUT `upsert<Types>` (create,
   update, upserts and a key), PATCH `update<Types>` and DELETE `delete<Types>` (update, delete; a key).
 - `/rest/{r}/search`: POST `search<Types>` (list or connection).
+- `/rest/{r}/search/{method}`: POST `<method>Search<Types>` per search method (list; `_openapi_search.py`).
 - `/rest/{r}/aggregate`: GET `aggregate<Types>` and POST `aggregate<Types>ByBody` (list or connection), each member
   listing the columns it takes, `group` the items it may name.
 - `/rest/{r}/{key}` (a primary key): GET `get<Type>` (read), PUT `upsert<Type>` (create and update), PATCH
   `update<Type>` (update), DELETE `delete<Type>` (delete). `{key}` is named after a single key column (`{filmId}`).
 - `/rest/{r}/{key}/{column}` (a bytea column): GET `get<Type><Column>` (read), PUT `update<Type><Column>` (update).
 
-`<Type>` and `<Types>` are the GraphQL type and its plural. Search methods answer 404 until their issue lands, so
-they are not listed.
+`<Type>` and `<Types>` are the GraphQL type and its plural.
 """
 
 from typing import Any
@@ -21,6 +21,7 @@ from svc.model import Field, Operation, pascal
 from svc.plan import TRUNCATION_UNITS, AggregateMember, KeyType, group_values, key_type, member_fields
 
 from ._openapi_operations import Operations, body, path_parameter, present
+from ._openapi_search import search_paths
 from ._openapi_values import Schema, described, is_bytea, is_json, nullable
 from ._resources import Resource
 
@@ -71,6 +72,8 @@ class ResourcePaths:
             found[self.base] = present(collection)
         if listed:
             found[f"{self.base}/search"] = {"post": self._search()}
+        if Operation.LIST in self.ops:
+            found.update(search_paths(self.operations, self.entity, self.base, self.tag))
             found[f"{self.base}/aggregate"] = {"get": self._aggregate(), "post": self._aggregate_by_body()}
         if self.keyed:
             found.update(self._row_paths())

@@ -18,7 +18,7 @@ import attrs
 from svc.config import LimitsConfig
 from svc.errors import Code, SvcError
 from svc.model import Entity, Field, Model, Operation, ReturnKind
-from svc.plan import EntityIndex, KeyLookup, decode_global_id, global_sources, key_value, parse_json
+from svc.plan import EntityIndex, KeyLookup, decode_global_id, key_value, parse_json
 from svc.telemetry import set_route
 
 from . import _parse_bodies as bodies
@@ -130,13 +130,8 @@ class RequestParser:
             self._node(target)
 
     def _searched(self, target: Target) -> tuple[tuple[Entity, str], ...]:
-        """The resources a global search reads (those of the path's schema, or of every schema), each with its name
-        in the hits' `type`: its path under /rest."""
-        sources = tuple(
-            (entity, self.index.path_of(entity).removeprefix("/rest/"))
-            for entity in global_sources(self.model)
-            if self.index.serves(entity) and (target.schema is None or entity.schema == target.schema)
-        )
+        """The resources a global search reads: those of the path's schema, or of every schema."""
+        sources = self.index.searchable(self.model, target.schema)
         if not sources:
             raise SvcError(Code.NOT_FOUND, "no resource is searchable here: none has a text search index")
         return sources

@@ -17,6 +17,7 @@ import attrs
 
 from svc.errors import Code, SvcError
 from svc.model import Entity, Model, RootFunction
+from svc.plan import global_sources
 
 T = TypeVar("T")
 RESERVED = frozenset({"rpc", "search", "node"})
@@ -137,6 +138,15 @@ class RestIndex:
     def _path(self, name: str, schema: str, shortcut: bool) -> str:
         """A shortcut when it names this object and is no schema's path (a table named like a schema)."""
         return f"/rest/{name}" if shortcut and name not in self.schema_paths else f"/rest/{schema}/{name}"
+
+    def searchable(self, model: Model, schema: str | None = None) -> tuple[tuple[Entity, str], ...]:
+        """The resources global search reads (of `schema`, or of every schema), each with its name in the hits'
+        `type`: its path under /rest."""
+        return tuple(
+            (entity, self.path_of(entity).removeprefix("/rest/"))
+            for entity in global_sources(model)
+            if self.serves(entity) and (schema is None or entity.schema == schema)
+        )
 
     def serves(self, entity: Entity) -> bool:
         """Whether the entity is a resource here (not reserved, not of an unserved schema)."""
