@@ -44,6 +44,7 @@ from svc.plan import (
     FieldMeaning,
     FilterOperator,
     Operand,
+    Special,
     entity_fields,
     enum_operators,
     filterable_computed,
@@ -57,6 +58,8 @@ from svc.plan import (
     order_values,
     range_operators,
     scalar_operators,
+    special_of,
+    special_operators,
 )
 
 from ._federation import SHAREABLE, key_directives
@@ -89,6 +92,7 @@ _CONNECTION_ARGS = (
 )
 
 
+GEOMETRY_DISTANCE_INPUT = "GeometryDistanceInput"
 _SCORE_DESCRIPTION = (
     "How well the row matches, higher is better: word similarity (fuzzy), ts_rank (full text), vector similarity"
     " (semantic: cosine similarity, inner product, or 1 / (1 + L2 distance)), the fused reciprocal ranks (hybrid),"
@@ -166,6 +170,8 @@ class _Compared:
     kind: ValueKind  # SCALAR, ENUM or RANGE: the item's
     name: str  # the item type's GraphQL name
     list: bool = False
+    #: Values with operators of their own (ltree, tsvector, PostGIS types, multiranges).
+    special: Special | None = None
 
 
 @attrs.define
@@ -177,6 +183,7 @@ class _Out:
     filters: dict[str, _Compared] = attrs.field(factory=dict)
     to_many_filters: set[str] = attrs.field(factory=set)  # entity type names
     nested: set[tuple[str, "NestedInput"]] = attrs.field(factory=set)  # (entity type name, its input)
+    spatial: bool = False  # a spatial filter needs GeometryDistanceInput
 
     def add(self, text: str = "") -> None:
         self.lines.append(text)
@@ -276,11 +283,25 @@ class _Writer:
             out.add("}\n")
         for name in sorted(self.out.filters):
             self._filter_input(out, name, self.out.filters[name])
+        if self.out.spatial:
+            out.describe("Rows within `distance` of `near` (a geography's in metres, a geometry's in its units).")
+            out.add(f"input {GEOMETRY_DISTANCE_INPUT} {{\n  near: JSON!\n  distance: Float!\n}}\n")
         return out.lines
 
     def _filter_input(self, out: _Out, name: str, compared: _Compared) -> None:
         item = compared.name
-        if compared.list:
+        if compared.special is Special.MULTIRANGE:
+            range_type = next(r for r in self.model.ranges if r.name == item)
+            operators, value, element = (
+                special_operators(compared.special),
+                range_type.input_name,
+                _input(range_type.bound),
+            )
+        elif compared.special is not None:
+            operators, value, element = special_operators(compared.special), "String", "String"
+            if compared.special in (Special.GEOMETRY, Special.GEOGRAPHY):
+                self.out.spatial = True
+        elif compared.list:
             operators, value, element = LIST, f"[{item}]", item
         elif compared.kind is ValueKind.SCALAR:
             operators, value, element = scalar_operators(Scalar(item)), item, item
@@ -600,6 +621,12 @@ class _Writer:
 
     def _filter_name(self, value: ValueType) -> str | None:
         """The filter input comparing values of this type (to be written), or None: such values are not compared."""
+        special = special_of(value)
+        if special is Special.MULTIRANGE:
+            assert value.item is not None
+            return self._compares(_Compared(ValueKind.RANGE, value.item.name, list=True, special=special))
+        if special is not None:
+            return self._compares(_Compared(value.kind, special.value, special=special))
         if value.kind in (ValueKind.SCALAR, ValueKind.ENUM, ValueKind.RANGE):
             return self._compares(_Compared(value.kind, value.name))
         if value.kind is ValueKind.LIST and value.item and value.item.kind in (ValueKind.SCALAR, ValueKind.ENUM):
@@ -932,6 +959,8 @@ def _operand(operator: FilterOperator, value: str, element: str) -> str:
         Operand.STRINGS: "[String!]",
         Operand.ITEM: element,
         Operand.ITEMS: f"[{element}]",
+        Operand.GEOMETRY: Scalar.JSON.value,
+        Operand.DISTANCE: GEOMETRY_DISTANCE_INPUT,
     }[operator.operand]
 
 

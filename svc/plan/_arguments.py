@@ -8,6 +8,7 @@ not issue, negative page sizes (BAD_USER_INPUT), and pages over `limits.page_siz
 """
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
@@ -47,7 +48,18 @@ from ._ir import (
 )
 from ._ir import Operator as Op
 from ._naming import GRAPHQL_NAMING, Naming, rendered
-from ._operators import FilterOperator, Operand, enum_operators, list_operators, range_operators, scalar_operators
+from ._operators import (
+    FilterOperator,
+    Operand,
+    Special,
+    enum_operators,
+    list_operators,
+    range_operators,
+    scalar_operators,
+    special_of,
+    special_operators,
+)
+from ._search import check_geojson
 from ._values import Params, bad_input, coerce, text
 from ._write_inputs import table
 
@@ -211,6 +223,15 @@ class Arguments:
             return text(operand, self._at(path)), "jsonpath" if paths else "text"
         if kind is Operand.STRINGS:
             return [text(v, self._at([*path, i])) for i, v in enumerate(operand)], "text[]"
+        if kind in (Operand.GEOMETRY, Operand.DISTANCE):
+            return self._geometry(type_, kind, operand, path), "text"
+        if special_of(type_) is Special.MULTIRANGE:  # compared with a range, or with a value of its ranges
+            assert type_.item is not None
+            range_type = type_.item
+            if kind is Operand.ITEM:
+                bound = self._bound(range_type)
+                return self._value(operand, bound, path), bound.sql_type
+            return self._value(operand, range_type, path), range_type.sql_type
         if type_.kind is ValueKind.LIST:
             assert type_.item is not None
             if kind is Operand.ITEM:
@@ -222,6 +243,22 @@ class Arguments:
         if kind is Operand.VALUES:
             return [self._value(v, type_, [*path, i]) for i, v in enumerate(operand)], f"{type_.sql_type}[]"
         return self._value(operand, type_, path), type_.sql_type
+
+    def _geometry(self, type_: ValueType, kind: Operand, operand: Any, path: Path) -> str:
+        """A spatial operand as GeoJSON text, checked as nearest search checks it: a geometry, or
+        `{near: <geometry>, distance: <number of at least 0>}`."""
+        geography = special_of(type_) is Special.GEOGRAPHY
+        if kind is Operand.GEOMETRY:
+            check_geojson(operand, geography, self._at(path))
+            return json.dumps(operand)
+        if not isinstance(operand, Mapping) or set(cast("Mapping[str, Any]", operand)) != {"near", "distance"}:
+            raise bad_input("distanceWithin takes {near: <GeoJSON geometry>, distance: <number>}", self._at(path))
+        given = cast("Mapping[str, Any]", operand)
+        check_geojson(given["near"], geography, self._at([*path, "near"]))
+        distance = given["distance"]
+        if isinstance(distance, bool) or not isinstance(distance, (int, float)) or not 0 <= distance < math.inf:
+            raise bad_input(f"distance must be a finite number of at least 0; got {distance!r}", self._at(path))
+        return json.dumps({"near": given["near"], "distance": distance})
 
     def _value(self, value: Any, type_: ValueType, path: Path) -> Any:
         """A client's value of an API type, as bound (`coerce`). The items of a list and the bounds of a range are
@@ -482,6 +519,9 @@ def like_pattern(value: Any, path: Path) -> str:
 
 
 def _operators_of(type_: ValueType) -> tuple[FilterOperator, ...]:
+    special = special_of(type_)
+    if special is not None:
+        return special_operators(special)
     if type_.kind is ValueKind.LIST:
         return list_operators()
     if type_.kind is ValueKind.ENUM:

@@ -206,6 +206,17 @@ class Operator(enum.Enum):
     ANY_LTE = "any_lte"
     ANY_GT = "any_gt"
     ANY_GTE = "any_gte"
+    LQUERY = "lquery"  # ltree ~ lquery
+    LTXTQUERY = "ltxtquery"  # ltree @ ltxtquery
+    TEXT_SEARCH = "text_search"  # tsvector @@ a web-search query
+    INTERSECTS = "intersects"  # PostGIS, the operand a GeoJSON geometry
+    SPATIAL_CONTAINS = "spatial_contains"
+    WITHIN = "within"
+    DISTANCE_WITHIN = "distance_within"  # the operand {near, distance}
+    GEOGRAPHY_INTERSECTS = "geography_intersects"
+    GEOGRAPHY_COVERS = "geography_covers"
+    GEOGRAPHY_COVERED_BY = "geography_covered_by"
+    GEOGRAPHY_DISTANCE_WITHIN = "geography_distance_within"
 
 
 @attrs.frozen

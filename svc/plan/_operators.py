@@ -10,7 +10,7 @@ import enum
 
 import attrs
 
-from svc.model import Scalar
+from svc.model import Scalar, ValueKind, ValueType
 
 from ._ir import Operator as Op
 
@@ -25,6 +25,8 @@ class Operand(enum.Enum):
     STRINGS = "[String!]"
     ITEM = "I"  # lists: an element; ranges: a bound value
     ITEMS = "[I!]"  # list operators over an array value
+    GEOMETRY = "GeoJSON"  # a GeoJSON geometry object
+    DISTANCE = "GeometryDistanceInput"  # {near: <GeoJSON>, distance: Float}
 
 
 @attrs.frozen
@@ -168,6 +170,81 @@ RANGE = _ops(
     ("notExtendsRightOf", Operand.VALUE, "Does not extend after the range."),
     ("adjacentTo", Operand.VALUE, "Is adjacent to the range."),
 )
+
+_IS_NULL = COMMON[:1]
+#: ltree paths (SPEC "Filter and condition inputs"): equality, order, and the hierarchy.
+LTREE = (
+    *COMMON,
+    *ORDERED[:4],
+    FilterOperator("ancestorOf", Operand.VALUE, "Is an ancestor of the path (or the path itself).", Op.CONTAINS),
+    FilterOperator("descendantOf", Operand.VALUE, "Is a descendant of the path (or the path itself).", Op.CONTAINED_BY),
+    FilterOperator("matches", Operand.STRING, "Matches the lquery pattern (`Top.*.Astronomy`).", Op.LQUERY),
+    FilterOperator("matchesText", Operand.STRING, "Matches the ltxtquery (`Astronomy & !Stars`).", Op.LTXTQUERY),
+)
+#: A tsvector document.
+FULL_TEXT = (
+    *_IS_NULL,
+    FilterOperator("matches", Operand.STRING, "Matches the web-search style text query.", Op.TEXT_SEARCH),
+)
+GEOMETRY = (
+    *_IS_NULL,
+    FilterOperator("intersects", Operand.GEOMETRY, "Shares a point with the GeoJSON geometry.", Op.INTERSECTS),
+    FilterOperator("contains", Operand.GEOMETRY, "Contains the GeoJSON geometry.", Op.SPATIAL_CONTAINS),
+    FilterOperator("within", Operand.GEOMETRY, "Lies within the GeoJSON geometry.", Op.WITHIN),
+    FilterOperator(
+        "distanceWithin", Operand.DISTANCE, "Lies within `distance` (the column's units) of `near`.", Op.DISTANCE_WITHIN
+    ),
+)
+GEOGRAPHY = (
+    *_IS_NULL,
+    FilterOperator(
+        "intersects", Operand.GEOMETRY, "Shares a point with the GeoJSON geometry.", Op.GEOGRAPHY_INTERSECTS
+    ),
+    FilterOperator("contains", Operand.GEOMETRY, "Covers the GeoJSON geometry.", Op.GEOGRAPHY_COVERS),
+    FilterOperator("within", Operand.GEOMETRY, "Is covered by the GeoJSON geometry.", Op.GEOGRAPHY_COVERED_BY),
+    FilterOperator(
+        "distanceWithin", Operand.DISTANCE, "Lies within `distance` metres of `near`.", Op.GEOGRAPHY_DISTANCE_WITHIN
+    ),
+)
+#: A multirange against a range or a bound value.
+MULTIRANGE = (*_IS_NULL, *RANGE)
+
+
+class Special(enum.Enum):
+    """Types with filter operators of their own, by their database type (their API values are strings or lists)."""
+
+    LTREE = "Ltree"
+    FULL_TEXT = "FullText"
+    GEOMETRY = "Geometry"
+    GEOGRAPHY = "Geography"
+    MULTIRANGE = "Multirange"
+
+
+_SPECIAL_OPERATORS = {
+    Special.LTREE: LTREE,
+    Special.FULL_TEXT: FULL_TEXT,
+    Special.GEOMETRY: GEOMETRY,
+    Special.GEOGRAPHY: GEOGRAPHY,
+    Special.MULTIRANGE: MULTIRANGE,
+}
+_SPECIAL_TYPES = {"ltree": Special.LTREE, "tsvector": Special.FULL_TEXT, "geometry": Special.GEOMETRY,
+                  "geography": Special.GEOGRAPHY}  # fmt: skip
+
+
+def special_of(type_: ValueType) -> Special | None:
+    """The special filter of a value type: ltree, tsvector, PostGIS types (strings in the API) and multiranges."""
+    if type_.kind is ValueKind.LIST:
+        item = type_.item
+        multirange = item is not None and item.kind is ValueKind.RANGE and not type_.sql_type.endswith("]")
+        return Special.MULTIRANGE if multirange else None
+    if type_.kind is not ValueKind.SCALAR or type_.name != Scalar.STRING.value:
+        return None
+    return _SPECIAL_TYPES.get(type_.sql_type.rsplit(".", 1)[-1].strip('"'))
+
+
+def special_operators(special: Special) -> tuple[FilterOperator, ...]:
+    return _SPECIAL_OPERATORS[special]
+
 
 _UNORDERED = frozenset({Scalar.BOOLEAN, Scalar.JSON})
 

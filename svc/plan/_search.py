@@ -212,7 +212,7 @@ class SearchPlanner:
         )
 
     def _spatial_ranking(self, document: SearchField, near: Any, bound: Any, bound_path: Path, path: Path) -> Ranking:
-        _geometry(near, document.geography, self._at(path))
+        check_geojson(near, document.geography, self._at(path))
         maximum = self._number(bound, None, bound_path, minimum=0.0) if bound is not None else None
         return Ranking(
             RankingKind.GEOGRAPHY if document.geography else RankingKind.GEOMETRY,
@@ -250,7 +250,7 @@ def _field(at: tuple[str, ...]) -> dict[str, str]:
     return {"field": at[0]} if at else {}
 
 
-def _geometry(value: Any, geography: bool, at: tuple[str, ...]) -> None:
+def check_geojson(value: Any, geography: bool, at: tuple[str, ...]) -> None:
     """A GeoJSON geometry (RFC 7946) PostGIS reads without complaint: a known type, positions of two or three finite
     numbers at the right depth, lines of two positions or more, closed rings of four or more; on a geography,
     longitudes and latitudes in range."""
@@ -265,7 +265,7 @@ def _geometry(value: Any, geography: bool, at: tuple[str, ...]) -> None:
         if not is_json_array(members):
             raise bad_input("a GeometryCollection needs a list of geometries", at)
         for member in members:
-            _geometry(member, geography, at)
+            check_geojson(member, geography, at)
         return
     if kind not in _POSITION_DEPTH:
         raise bad_input(f"{kind!r} is not a GeoJSON geometry type", at)

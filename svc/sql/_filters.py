@@ -98,6 +98,24 @@ _TEMPLATES: Mapping[Operator, LiteralString] = {
     Operator.ANY_LTE: "{v} >= any({e})",
     Operator.ANY_GT: "{v} < any({e})",
     Operator.ANY_GTE: "{v} <= any({e})",
+    Operator.LQUERY: "{e} ~ ({v})::lquery",
+    Operator.LTXTQUERY: "{e} @ ({v})::ltxtquery",
+    Operator.TEXT_SEARCH: "{e} @@ websearch_to_tsquery({v})",
+    # A GeoJSON operand takes the column's SRID (GeoJSON's own is 4326, which a column of another would refuse).
+    Operator.INTERSECTS: "ST_Intersects({e}, ST_SetSRID(ST_GeomFromGeoJSON({v}), ST_SRID({e})))",
+    Operator.SPATIAL_CONTAINS: "ST_Contains({e}, ST_SetSRID(ST_GeomFromGeoJSON({v}), ST_SRID({e})))",
+    Operator.WITHIN: "ST_Within({e}, ST_SetSRID(ST_GeomFromGeoJSON({v}), ST_SRID({e})))",
+    Operator.DISTANCE_WITHIN: (
+        "ST_DWithin({e}, ST_SetSRID(ST_GeomFromGeoJSON(({v})::jsonb -> 'near'), ST_SRID({e})),"
+        " (({v})::jsonb ->> 'distance')::float8)"
+    ),
+    Operator.GEOGRAPHY_INTERSECTS: "ST_Intersects({e}, (ST_GeomFromGeoJSON({v}))::geography)",
+    Operator.GEOGRAPHY_COVERS: "ST_Covers({e}, (ST_GeomFromGeoJSON({v}))::geography)",
+    Operator.GEOGRAPHY_COVERED_BY: "ST_CoveredBy({e}, (ST_GeomFromGeoJSON({v}))::geography)",
+    Operator.GEOGRAPHY_DISTANCE_WITHIN: (
+        "ST_DWithin({e}, (ST_GeomFromGeoJSON(({v})::jsonb -> 'near'))::geography,"
+        " (({v})::jsonb ->> 'distance')::float8)"
+    ),
 }
 
 
