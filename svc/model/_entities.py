@@ -433,6 +433,7 @@ class SearchField:
     #: document is made of, over the row's columns (None: not known, no highlights).
     config: str | None = None
     source: str | None = None
+    source_columns: tuple[str, ...] = ()
     #: Semantic: the operator class's similarity, the vector's dimensions (None: any) and its type (`vector`).
     similarity: VectorSimilarity | None = None
     dimensions: int | None = None

@@ -46,6 +46,7 @@ from ._entities import (
     ComputedField,
     Entity,
     EntityRef,
+    EntitySearch,
     Field,
     Hierarchy,
     Model,
@@ -176,7 +177,20 @@ def _columns_seen(entity: Entity, grants: _Grants) -> Entity | None:
         operations=frozenset(operations),
         withheld=entity.withheld | (entity.operations - operations),
         system_version=entity.system_version and _SELECT in grants.table(ref),
+        search=_search_seen(entity.search, readable, key),
     )
+
+
+def _search_seen(search: EntitySearch, readable: set[str], key: tuple[str, ...] | None) -> EntitySearch:
+    """The search documents made only of columns the role reads (a highlight only when its text is, too)."""
+    fields = tuple(
+        field if field.source is None or set(field.source_columns) <= readable else attrs.evolve(field, source=None)
+        for field in search.fields
+        if set(field.columns) <= readable
+    )
+    seen = EntitySearch(fields)
+    hybrid = search.hybrid and key is not None and seen.lexical is not None and seen.vector is not None
+    return attrs.evolve(seen, hybrid=hybrid)
 
 
 def _field_seen(field: Field, privileges: frozenset[str]) -> Field | None:

@@ -63,8 +63,10 @@ def _document(
     if item.opclass == "tsvector_ops" or (column is not None and _type_name(catalog, column) == "tsvector"):
         if index.method not in ("gin", "gist"):
             return None
-        config, source = _full_text_source(item, column, relation, exposed)
-        return SearchField(SearchMethod.FULL_TEXT, name, config=config, source=source, **where)
+        config, source, source_columns = _full_text_source(item, column, relation, exposed, index)
+        return SearchField(
+            SearchMethod.FULL_TEXT, name, config=config, source=source, source_columns=source_columns, **where
+        )
     if index.method in _VECTOR_METHODS and item.opclass in _SIMILARITIES and column is not None:
         sizes = _TYPMOD.search(column.type)
         return SearchField(
@@ -90,21 +92,29 @@ def _type_name(catalog: Catalog, column: Column) -> str:
 
 
 def _full_text_source(
-    item: IndexColumn, column: Column | None, relation: Relation, exposed: Mapping[str, Field]
-) -> tuple[str | None, str | None]:
-    """A full-text document's configuration and the SQL of its source text: from `to_tsvector(config, text)` (the
-    index expression, or a generated column's), or from the `tsvector_update_trigger` keeping the column."""
+    item: IndexColumn, column: Column | None, relation: Relation, exposed: Mapping[str, Field], index: Index
+) -> tuple[str | None, str | None, tuple[str, ...]]:
+    """A full-text document's configuration, the SQL of its source text and the columns that text reads: from
+    `to_tsvector(config, text)` (the index expression, or a generated column's), or from the
+    `tsvector_update_trigger` keeping the column. A text reading a column the API hides gives no highlights."""
     if column is None:
-        return _parsed(item.expression or "")
+        config, source = _parsed(item.expression or "")
+        return config, source, index.referenced_columns
     if column.generated:
-        return _parsed(column.default or "")
+        config, source = _parsed(column.default or "")
+        # A generated column's expression reads columns of its own row: those the API shows, or none is known.
+        reads = tuple(c for c in exposed if source is not None and re.search(rf"\b{re.escape(c)}\b", source))
+        hidden = any(
+            re.search(rf"\b{re.escape(c.name)}\b", source or "") for c in relation.columns if c.name not in exposed
+        )
+        return config, None if hidden else source, reads
     trigger = next((t for t in relation.text_search_triggers if t.column == column.name), None)
     if trigger is None:
-        return None, None
+        return None, None, ()
     if not all(source in exposed for source in trigger.sources):
-        return trigger.config, None  # the text is hidden: no highlights
+        return trigger.config, None, ()  # the text is hidden: no highlights
     parts = [f"coalesce({_quoted(source)}::text, '')" for source in trigger.sources]
-    return trigger.config, " || ' ' || ".join(parts) if parts else None
+    return trigger.config, " || ' ' || ".join(parts) if parts else None, trigger.sources
 
 
 def _parsed(expression: str) -> tuple[str | None, str | None]:
