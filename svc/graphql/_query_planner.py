@@ -305,14 +305,7 @@ class PlanRun:
     ) -> Read:
         """A list (MANY) or a connection (PAGE) of an entity's rows, with the list arguments applied."""
         path = place.path
-        filters = [
-            f
-            for f in (
-                self.arguments.condition(entity, arguments.get("condition"), [*path, "condition"]),
-                self.arguments.filter(entity, arguments.get("filter"), [*path, "filter"]),
-            )
-            if f is not None
-        ]
+        filter_ = self.conditions(entity, arguments, path)
         # Connections (cursors) and root lists order by the key without an orderBy; a nested list keeps the
         # database's order then (no sort per parent row), as a function's rows keep the function's.
         by_key = source is None and (kind is ReadKind.PAGE or link is None)
@@ -321,8 +314,19 @@ class PlanRun:
             page, _ = self.arguments.connection_page(arguments, order, path)
         else:
             page, _ = self.arguments.list_page(arguments, path)
-        filter_ = filters[0] if len(filters) == 1 else (And(tuple(filters)) if filters else None)
         return self.read(entity, nodes, kind, place, filter_=filter_, order=order, page=page, link=link, source=source)
+
+    def conditions(self, entity: Entity, arguments: Mapping[str, Any], path: Sequence[str | int]) -> Filter | None:
+        """What `condition` and `filter` arguments select (both must hold; None: every row)."""
+        filters = [
+            f
+            for f in (
+                self.arguments.condition(entity, arguments.get("condition"), [*path, "condition"]),
+                self.arguments.filter(entity, arguments.get("filter"), [*path, "filter"]),
+            )
+            if f is not None
+        ]
+        return filters[0] if len(filters) == 1 else (And(tuple(filters)) if filters else None)
 
     def read(
         self,

@@ -10,10 +10,9 @@ from typing import TYPE_CHECKING, Any
 from graphql import FieldNode
 from graphql.execution.values import get_argument_values
 
-from svc.model import Entity, SearchField, SearchMethod
+from svc.model import Entity
 from svc.plan import (
     BOUND_NAMES,
-    And,
     Filter,
     HighlightOptions,
     HitMember,
@@ -31,6 +30,7 @@ from svc.plan import (
     SearchRequest,
     SearchSource,
     global_sources,
+    search_key,
     table,
 )
 
@@ -73,15 +73,7 @@ def plan_search(
         rrf_k=arguments.get("rrfK"),
     )
     ranked = planner.rank(entity, request, size, path)
-    filters = [
-        f
-        for f in (
-            run.arguments.condition(entity, arguments.get("condition"), [*path, "condition"]),
-            run.arguments.filter(entity, arguments.get("filter"), [*path, "filter"]),
-        )
-        if f is not None
-    ]
-    filter_ = filters[0] if len(filters) == 1 else (And(tuple(filters)) if filters else None)
+    filter_ = run.conditions(entity, arguments, path)
     names = entity.names
     outputs, hits = _results(run, names.search_results, nodes)
     source = _source(
@@ -101,10 +93,7 @@ def plan_global_search(
     outputs, hits = _results(run, GLOBAL_SEARCH_RESULTS, nodes)
     sources = []
     for entity in global_sources(run.model):
-        document = entity.search.lexical
-        assert document is not None
-        request = SearchRequest(document.method, query=arguments.get("query"), field=document.name)
-        ranked = planner.rank(entity, request, size, path)
+        ranked = planner.rank_text(entity, arguments.get("query"), size, path)
         sources.append(
             _source(run, entity, hits, ranked, first=first, place=place, planner=planner, hit_type=GLOBAL_SEARCH_HIT)
         )
@@ -157,19 +146,9 @@ def _source(
         if member is HitMember.NODE:
             node_selections += fields
         highlight = None
-        if member is HitMember.HIGHLIGHT:
-            document = _highlighted(ranked)
-            if document is None:  # not a full-text search: null
-                outputs.append(HitOutput(key, member))
-                continue
-            given = get_argument_values(field, fields[0], run.variables)
-            options = HighlightOptions(
-                start=given.get("startSel"),
-                stop=given.get("stopSel"),
-                max_words=given.get("maxWords"),
-                min_words=given.get("minWords"),
-                max_fragments=given.get("maxFragments"),
-            )
+        document = ranked.highlighted
+        if member is HitMember.HIGHLIGHT and document is not None:  # else null: not a full-text search
+            options = HighlightOptions.given(get_argument_values(field, fields[0], run.variables))
             at = [*place.path, "hits", key]
             highlight = planner.highlight(document, ranked.rankings[0].query, options, at)
         outputs.append(HitOutput(key, member, highlight=highlight))
@@ -181,15 +160,4 @@ def _source(
         filter=filter_,
         page=Page(limit=first),
     )
-    key = entity.primary_key or tuple(f.column for f in entity.fields if f.orderable)
-    return SearchSource(read, ranked.rankings, key, tuple(outputs), ranked.fusion, type=entity.table)
-
-
-def _highlighted(ranked: Ranked) -> SearchField | None:
-    """The full-text document a hit's highlight shows (None: the search is not a full-text one with its text)."""
-    if ranked.fusion is not None or len(ranked.documents) != 1:
-        return None
-    document = ranked.documents[0]
-    if document.method is not SearchMethod.FULL_TEXT or document.source is None:
-        return None
-    return document
+    return SearchSource(read, ranked.rankings, search_key(entity), tuple(outputs), ranked.fusion, type=entity.table)

@@ -12,6 +12,8 @@ import attrs
 
 from svc.catalog import Bounds, ForeignKeyAction, RelationKind
 
+from ._naming import pascal
+
 
 class Scalar(enum.Enum):
     """The GraphQL scalars values map to (SPEC "Scalars and value mapping")."""
@@ -398,16 +400,8 @@ class SearchMethod(enum.Enum):
 
     @property
     def root_suffix(self) -> str:
-        return _SEARCH_ROOTS[self]
-
-
-_SEARCH_ROOTS = {
-    SearchMethod.FUZZY: "FuzzySearch",
-    SearchMethod.FULL_TEXT: "FullTextSearch",
-    SearchMethod.SEMANTIC: "SemanticSearch",
-    SearchMethod.HYBRID: "HybridSearch",
-    SearchMethod.NEAREST: "NearestSearch",
-}
+        """`FuzzySearch`, `FullTextSearch`... (root fields `<plural><suffix>`, REST operations `<suffix><plural>`)."""
+        return f"{pascal(self.value)}Search"
 
 
 class VectorSimilarity(enum.Enum):
@@ -450,6 +444,13 @@ class EntitySearch:
     fields: tuple[SearchField, ...] = ()
     #: A single-column primary key and both a lexical and a vector method: hybrid search.
     hybrid: bool = False
+
+    @classmethod
+    def found(cls, fields: tuple[SearchField, ...], key: tuple[str, ...] | None) -> "EntitySearch":
+        """The search of these documents on a table with this primary key."""
+        search = cls(fields)
+        both = search.lexical is not None and search.vector is not None
+        return cls(fields, hybrid=key is not None and len(key) == 1 and both)
 
     @property
     def methods(self) -> tuple[SearchMethod, ...]:

@@ -188,9 +188,7 @@ def _search_seen(search: EntitySearch, readable: set[str], key: tuple[str, ...] 
         for field in search.fields
         if set(field.columns) <= readable
     )
-    seen = EntitySearch(fields)
-    hybrid = search.hybrid and key is not None and seen.lexical is not None and seen.vector is not None
-    return attrs.evolve(seen, hybrid=hybrid)
+    return EntitySearch.found(fields, key)
 
 
 def _field_seen(field: Field, privileges: frozenset[str]) -> Field | None:

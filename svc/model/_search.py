@@ -44,9 +44,7 @@ def entity_search(
             document = _document(index, item, relation, catalog, exposed)
             if document is not None:
                 found.setdefault((document.method, document.name), document)
-    search = EntitySearch(tuple(found.values()))
-    hybrid = key is not None and len(key) == 1 and search.lexical is not None and search.vector is not None
-    return EntitySearch(search.fields, hybrid=hybrid)
+    return EntitySearch.found(tuple(found.values()), key)
 
 
 def _document(

@@ -127,6 +127,7 @@ from ._operators import (
 )
 from ._search import (
     BOUND_NAMES,
+    HIGHLIGHT_MEMBERS,
     START_MARK,
     STOP_MARK,
     HighlightOptions,
@@ -134,6 +135,7 @@ from ._search import (
     SearchPlanner,
     SearchRequest,
     global_sources,
+    search_key,
 )
 from ._values import (
     MAX_JSON_DEPTH,
@@ -169,6 +171,7 @@ from ._write_plan import (
 __all__ = [
     "AGGREGATES",
     "BOUND_NAMES",
+    "HIGHLIGHT_MEMBERS",
     "EVERYTHING",
     "GRAPHQL_UNITS",
     "HAVING_MEMBERS",
@@ -329,6 +332,7 @@ __all__ = [
     "row_version",
     "scalar",
     "scalar_operators",
+    "search_key",
     "special_of",
     "special_operators",
     "table",

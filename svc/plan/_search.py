@@ -6,7 +6,7 @@ and never reaches the database.
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -40,11 +40,27 @@ START_MARK, STOP_MARK = "\x01", "\x02"
 class HighlightOptions:
     """`highlight: true` or its options (SPEC REST "Search methods"; GraphQL: the hit's `highlight` arguments)."""
 
-    start: str | None = None
-    stop: str | None = None
-    max_words: int | None = None
-    min_words: int | None = None
-    max_fragments: int | None = None
+    start: Any = None
+    stop: Any = None
+    max_words: Any = None
+    min_words: Any = None
+    max_fragments: Any = None
+
+    @classmethod
+    def given(cls, members: Mapping[str, Any]) -> "HighlightOptions":
+        """The options by the names both APIs give them (`startSel`, `maxWords`...); their values are checked when
+        the highlight is planned."""
+        return cls(**{attribute: members.get(name) for name, attribute in HIGHLIGHT_MEMBERS.items()})
+
+
+#: The highlight options' names in both APIs, and their attributes.
+HIGHLIGHT_MEMBERS = {
+    "startSel": "start",
+    "stopSel": "stop",
+    "maxWords": "max_words",
+    "minWords": "min_words",
+    "maxFragments": "max_fragments",
+}
 
 
 @attrs.frozen
@@ -78,6 +94,16 @@ class Ranked:
     rankings: tuple[Ranking, ...]
     documents: tuple[SearchField, ...]
     fusion: Fusion | None = None
+
+    @property
+    def highlighted(self) -> SearchField | None:
+        """The document a hit's highlight shows: a full-text search's, when its text is known (else none)."""
+        if self.fusion is not None or len(self.documents) != 1:
+            return None
+        (document,) = self.documents
+        if document.method is not SearchMethod.FULL_TEXT or document.source is None:
+            return None
+        return document
 
 
 class SearchPlanner:
@@ -114,8 +140,8 @@ class SearchPlanner:
             lexical, vector = entity.search.lexical, entity.search.vector
             assert lexical is not None and vector is not None and entity.primary_key is not None
             rankings = (
-                self._text_ranking(lexical, request.query, None, [*path, "query"]),
-                self._vector_ranking(vector, request.vector, None, [*path, "vector"]),
+                self._text_ranking(lexical, request.query, None, path=[*path, "query"]),
+                self._vector_ranking(vector, request.vector, None, path=[*path, "vector"]),
             )
             fusion = Fusion(
                 weights=(
@@ -130,12 +156,21 @@ class SearchPlanner:
         document = self.document(entity, method, request.field, [*path, "field"])
         bound_path = [*path, BOUND_NAMES.get(method, "")]
         if method is SearchMethod.SEMANTIC:
-            ranking = self._vector_ranking(document, request.vector, request.bound, bound_path, [*path, "vector"])
+            given, where = request.vector, [*path, "vector"]
+            ranking = self._vector_ranking(document, given, request.bound, path=where, bound_path=bound_path)
         elif method is SearchMethod.NEAREST:
-            ranking = self._spatial_ranking(document, request.near, request.bound, bound_path, [*path, "near"])
+            given, where = request.near, [*path, "near"]
+            ranking = self._spatial_ranking(document, given, request.bound, path=where, bound_path=bound_path)
         else:
-            ranking = self._text_ranking(document, request.query, request.bound, [*path, "query"], bound_path)
+            given, where = request.query, [*path, "query"]
+            ranking = self._text_ranking(document, given, request.bound, path=where, bound_path=bound_path)
         return Ranked((ranking,), (document,))
+
+    def rank_text(self, entity: Entity, query: Any, first: int, path: Path) -> Ranked:
+        """A text query against an entity's lexical document (full text, else fuzzy): global search's part."""
+        document = entity.search.lexical
+        assert document is not None
+        return self.rank(entity, SearchRequest(document.method, query=query, field=document.name), first, path)
 
     def document(self, entity: Entity, method: SearchMethod, name: str | None, path: Path) -> SearchField:
         """The document a request names (an enum value), else the method's first."""
@@ -177,7 +212,7 @@ class SearchPlanner:
     # --- rankings ----------------------------------------------------------------------------------------------
 
     def _text_ranking(
-        self, document: SearchField, query: Any, bound: Any, path: Path, bound_path: Path = ()
+        self, document: SearchField, query: Any, bound: Any, *, path: Path, bound_path: Path = ()
     ) -> Ranking:
         value = self.params.add(text(query, self._at(path)), "text")
         where = Document(document.column, document.expression)
@@ -187,9 +222,8 @@ class SearchPlanner:
         return Ranking(RankingKind.FULL_TEXT, where, value, config=document.config)
 
     def _vector_ranking(
-        self, document: SearchField, vector: Any, bound: Any, bound_path: Path, path: Path = ()
+        self, document: SearchField, vector: Any, bound: Any, *, path: Path, bound_path: Path = ()
     ) -> Ranking:
-        path = path or bound_path
         if not is_json_array(vector) or not vector:
             raise bad_input("vector must be a non-empty list of numbers", self._at(path))
         numbers: list[float] = []
@@ -211,7 +245,9 @@ class SearchPlanner:
             sql_type=document.sql_type,
         )
 
-    def _spatial_ranking(self, document: SearchField, near: Any, bound: Any, bound_path: Path, path: Path) -> Ranking:
+    def _spatial_ranking(
+        self, document: SearchField, near: Any, bound: Any, *, path: Path, bound_path: Path
+    ) -> Ranking:
         check_geojson(near, document.geography, self._at(path))
         maximum = self._number(bound, None, bound_path, minimum=0.0) if bound is not None else None
         return Ranking(
@@ -239,6 +275,11 @@ class SearchPlanner:
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
             raise bad_input(f"expected an integer of at least {minimum}; got {value!r}", self._at(path))
         return value
+
+
+def search_key(entity: Entity) -> tuple[str, ...]:
+    """The columns that break ties between hits of equal score: the primary key, else every orderable column."""
+    return entity.primary_key or tuple(f.column for f in entity.fields if f.orderable)
 
 
 def global_sources(model: Model) -> tuple[Entity, ...]:

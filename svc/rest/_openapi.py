@@ -84,7 +84,7 @@ def _paths(index: RestIndex, operations: Operations) -> dict[str, Any]:
         paths.update(ResourcePaths(operations, resource).paths())
     for route in index.functions:
         paths[route.path] = FunctionPaths(operations, route).path_item()
-    sources = index.searchable(operations.model)
+    sources = index.searchable()
     if sources:
         paths["/rest/search"] = global_search_path(operations, sources, ("search", "Search across resources."))
     return paths

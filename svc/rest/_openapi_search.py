@@ -8,14 +8,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from svc.config import Config
-from svc.model import Entity, SearchMethod, pascal
+from svc.model import Entity, SearchMethod
 
 from ._openapi_fixed import list_members
 from ._openapi_operations import Operations, body
 from ._openapi_values import Schema
+from ._parse_search import LISTING_MEMBERS, METHOD_MEMBERS, REQUIRED_MEMBERS
 
 _NUMBER: Schema = {"type": "number"}
-_FIELDS = ("filter", "fields", "include", "embed", "inner", "anti")
 _DESCRIPTIONS = {
     SearchMethod.FUZZY: "Rows whose text is most like `query` (trigram word similarity of at least `minSimilarity`,"
     " else the database's word-similarity threshold), best first.",
@@ -39,7 +39,7 @@ def search_paths(operations: Operations, entity: Entity, base: str, tag: tuple[s
     paths: dict[str, Any] = {}
     row = operations.schemas.row(entity)
     for method in entity.search.methods:
-        name = f"{pascal(method.value)}Search"
+        name = method.root_suffix
         paths[f"{base}/search/{method.value}"] = {
             "post": operations.operation(
                 f"{name[:1].lower()}{name[1:]}{entity.plural_name}",
@@ -131,7 +131,6 @@ def _first(config: Config) -> Schema:
 
 def _body(config: Config, entity: Entity, method: SearchMethod) -> Schema:
     """A method's body: its own members, `first`, and the rows' members as a list's search body takes them."""
-    text: Schema = {"type": "string"}
     vector: Schema = {"type": "array", "items": _NUMBER, "minItems": 1}
     documents = entity.search.of(method)
     sizes = {d.dimensions for d in entity.search.of(SearchMethod.SEMANTIC)}
@@ -142,32 +141,26 @@ def _body(config: Config, entity: Entity, method: SearchMethod) -> Schema:
         "enum": [d.name.lower() for d in documents],
         "description": "The document searched (default: the first).",
     }
-    own: dict[str, Schema] = {
-        SearchMethod.FUZZY: {"query": text, "field": field, "minSimilarity": {"type": "number", "minimum": 0}},
-        SearchMethod.FULL_TEXT: {"query": text, "field": field, "highlight": _highlight()},
-        SearchMethod.SEMANTIC: {"vector": vector, "field": field, "minScore": _NUMBER},
-        SearchMethod.HYBRID: {
-            "query": text,
-            "vector": vector,
-            "lexicalWeight": {"type": "number", "minimum": 0, "default": 1},
-            "vectorWeight": {"type": "number", "minimum": 0, "default": 1},
-            "rrfK": {"type": "number", "minimum": 0, "default": 60},
-        },
-        SearchMethod.NEAREST: {
-            "near": {"type": "object", "description": "A GeoJSON geometry (RFC 7946)."},
-            "field": field,
-            "maxDistance": {"type": "number", "minimum": 0},
-        },
-    }[method]
-    required = {
-        SearchMethod.FUZZY: ["query"],
-        SearchMethod.FULL_TEXT: ["query"],
-        SearchMethod.SEMANTIC: ["vector"],
-        SearchMethod.HYBRID: ["query", "vector"],
-        SearchMethod.NEAREST: ["near"],
-    }[method]
+    members: dict[str, Schema] = {
+        "query": {"type": "string"},
+        "vector": vector,
+        "near": {"type": "object", "description": "A GeoJSON geometry (RFC 7946)."},
+        "field": field,
+        "minSimilarity": {"type": "number", "minimum": 0},
+        "minScore": _NUMBER,
+        "maxDistance": {"type": "number", "minimum": 0},
+        "highlight": _highlight(),
+        "lexicalWeight": {"type": "number", "minimum": 0, "default": 1},
+        "vectorWeight": {"type": "number", "minimum": 0, "default": 1},
+        "rrfK": {"type": "number", "minimum": 0, "default": 60},
+    }
     listing = list_members(config)
-    properties = {**own, "first": _first(config), **{name: listing[name] for name in _FIELDS}}
+    properties = {
+        **{name: members[name] for name in METHOD_MEMBERS[method]},
+        "first": _first(config),
+        **{name: listing[name] for name in LISTING_MEMBERS},
+    }
+    required = list(REQUIRED_MEMBERS[method])
     return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
 
 

@@ -131,7 +131,7 @@ class RequestParser:
 
     def _searched(self, target: Target) -> tuple[tuple[Entity, str], ...]:
         """The resources a global search reads: those of the path's schema, or of every schema."""
-        sources = self.index.searchable(self.model, target.schema)
+        sources = self.index.searchable(target.schema)
         if not sources:
             raise SvcError(Code.NOT_FOUND, "no resource is searchable here: none has a text search index")
         return sources

@@ -8,22 +8,22 @@ from typing import Any
 
 from svc.errors import Code, SvcError
 from svc.model import Entity, SearchMethod
-from svc.plan import BOUND_NAMES, HighlightOptions, SearchRequest
+from svc.plan import BOUND_NAMES, HIGHLIGHT_MEMBERS, HighlightOptions, SearchRequest
 
 from ._api_request import Listing, SearchBody
 from ._parse_inputs import bad
 from ._parse_listing import Listings
 from ._parse_query import Parameters
 
-#: Each method's own members (SPEC "Search methods").
-_METHOD_MEMBERS = {
+#: Each method's own members (SPEC "Search methods"), and those it needs.
+METHOD_MEMBERS = {
     SearchMethod.FUZZY: ("query", "field", "minSimilarity"),
     SearchMethod.FULL_TEXT: ("query", "field", "highlight"),
     SearchMethod.SEMANTIC: ("vector", "field", "minScore"),
     SearchMethod.HYBRID: ("query", "vector", "lexicalWeight", "vectorWeight", "rrfK"),
     SearchMethod.NEAREST: ("near", "field", "maxDistance"),
 }
-_REQUIRED = {
+REQUIRED_MEMBERS = {
     SearchMethod.FUZZY: ("query",),
     SearchMethod.FULL_TEXT: ("query",),
     SearchMethod.SEMANTIC: ("vector",),
@@ -31,14 +31,7 @@ _REQUIRED = {
     SearchMethod.NEAREST: ("near",),
 }
 #: The rows' members, as a list's search body takes them.
-_LISTING_MEMBERS = ("filter", "fields", "include", "embed", "inner", "anti")
-_HIGHLIGHT_MEMBERS = {
-    "startSel": "start",
-    "stopSel": "stop",
-    "maxWords": "max_words",
-    "minWords": "min_words",
-    "maxFragments": "max_fragments",
-}
+LISTING_MEMBERS = ("filter", "fields", "include", "embed", "inner", "anti")
 _GLOBAL_MEMBERS = ("query", "first")
 
 
@@ -60,12 +53,12 @@ def parse_search(listings: Listings, entity: Entity, method: SearchMethod, body:
     """A search method's body: its request, and the rows' filter and members."""
     if not isinstance(body, dict):
         raise bad("the search body must be a JSON object", "body")
-    own = _METHOD_MEMBERS[method]
-    allowed = (*own, "first", *_LISTING_MEMBERS)
+    own = METHOD_MEMBERS[method]
+    allowed = (*own, "first", *LISTING_MEMBERS)
     for name in body:
         if name not in allowed:
             raise bad(f"unknown {method.value} search member {name!r} (one of {', '.join(allowed)})", name)
-    for name in _REQUIRED[method]:
+    for name in REQUIRED_MEMBERS[method]:
         if body.get(name) is None:
             raise bad(f"a {method.value} search needs {name}", name)
     field = body.get("field")
@@ -82,7 +75,7 @@ def parse_search(listings: Listings, entity: Entity, method: SearchMethod, body:
         vector_weight=body.get("vectorWeight"),
         rrf_k=body.get("rrfK"),
     )
-    listing = listings.from_body(entity, {name: body[name] for name in _LISTING_MEMBERS if name in body})
+    listing = listings.from_body(entity, {name: body[name] for name in LISTING_MEMBERS if name in body})
     return SearchBody(request, body.get("first"), _highlight(body.get("highlight"))), listing
 
 
@@ -120,9 +113,7 @@ def _highlight(value: Any) -> HighlightOptions | None:
         return HighlightOptions()
     if not isinstance(value, dict):
         raise bad("highlight is true or an object of startSel, stopSel, maxWords, minWords, maxFragments", "highlight")
-    options: dict[str, Any] = {}
-    for name, member in value.items():
-        if name not in _HIGHLIGHT_MEMBERS:
-            raise bad(f"unknown highlight member {name!r} (one of {', '.join(_HIGHLIGHT_MEMBERS)})", "highlight")
-        options[_HIGHLIGHT_MEMBERS[name]] = member
-    return HighlightOptions(**options)
+    for name in value:
+        if name not in HIGHLIGHT_MEMBERS:
+            raise bad(f"unknown highlight member {name!r} (one of {', '.join(HIGHLIGHT_MEMBERS)})", "highlight")
+    return HighlightOptions.given(value)

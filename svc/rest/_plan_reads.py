@@ -11,8 +11,6 @@ depth (include levels count) and cost are the pipeline's limits stage (SPEC "Lim
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import attrs
-
 from svc.config import LimitsConfig, SearchConfig
 from svc.errors import Code, SvcError
 from svc.model import Cardinality, ComputedField, Entity, Model, ReturnKind, RootFunction, SearchMethod
@@ -65,7 +63,6 @@ from svc.plan import (
     RowsFormat,
     Search,
     SearchPlanner,
-    SearchRequest,
     SearchSource,
     Shape,
     Window,
@@ -74,6 +71,7 @@ from svc.plan import (
     bad_input,
     link_of,
     row_version,
+    search_key,
     table,
     value_map,
 )
@@ -219,11 +217,11 @@ class ReadRun:
         ranked = planner.rank(entity, body.request, size, ())
         hits = [HitOutput("score", HitMember.SCORE), HitOutput("row", HitMember.NODE)]
         if body.highlight is not None:
-            document = ranked.documents[0]
-            if document.source is None:
+            document = ranked.highlighted
+            if document is None:
                 raise bad_input(
-                    f"{document.name.lower()} has no text to highlight: its document is not made from columns the"
-                    " API shows",
+                    f"{ranked.documents[0].name.lower()} has no text to highlight: its document is not made from"
+                    " columns the API shows",
                     ["highlight"],
                 )
             query = ranked.rankings[0].query
@@ -246,17 +244,13 @@ class ReadRun:
         first, size = planner.first(body.first, ["first"])
         sources = []
         for entity, name in body.sources:
-            document = entity.search.lexical
-            assert document is not None
-            request = SearchRequest(document.method, query=body.request.query, field=document.name)
-            ranked = planner.rank(entity, request, size, ())
+            ranked = planner.rank_text(entity, body.request.query, size, ())
             hits = (
                 HitOutput("type", HitMember.TYPE),
                 HitOutput("row", HitMember.NODE),
                 HitOutput("score", HitMember.SCORE),
             )
-            source = self._search_source(entity, Selection(), ranked, hits, first=first, filter_=None)
-            sources.append(attrs.evolve(source, type=name))
+            sources.append(self._search_source(entity, Selection(), ranked, hits, first=first, type=name))
         return RootField(VALUE, search=Search(tuple(sources), first, _SEARCH_RESULTS), nullable=False)
 
     def _search_source(
@@ -267,11 +261,11 @@ class ReadRun:
         hits: Sequence[HitOutput],
         *,
         first: Param,
-        filter_: Filter | None,
+        filter_: Filter | None = None,
+        type: str | None = None,
     ) -> SearchSource:
         read = Read(table(entity), self.shape(entity, selection), ReadKind.MANY, filter=filter_, page=Page(limit=first))
-        key = entity.primary_key or tuple(f.column for f in entity.fields if f.orderable)
-        return SearchSource(read, ranked.rankings, key, tuple(hits), ranked.fusion)
+        return SearchSource(read, ranked.rankings, search_key(entity), tuple(hits), ranked.fusion, type=type)
 
     # --- aggregates ------------------------------------------------------------------------------------------------
 

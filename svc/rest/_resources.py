@@ -134,19 +134,20 @@ class RestIndex:
             for name, f in functions[schema].items()
         )
         self._paths = {resource.entity.ref: resource.path for resource in self.resources}
+        self._searchable = tuple(
+            (entity, self._paths[entity.ref].removeprefix("/rest/"))
+            for entity in global_sources(model)
+            if entity.ref in self._paths
+        )
 
     def _path(self, name: str, schema: str, shortcut: bool) -> str:
         """A shortcut when it names this object and is no schema's path (a table named like a schema)."""
         return f"/rest/{name}" if shortcut and name not in self.schema_paths else f"/rest/{schema}/{name}"
 
-    def searchable(self, model: Model, schema: str | None = None) -> tuple[tuple[Entity, str], ...]:
+    def searchable(self, schema: str | None = None) -> tuple[tuple[Entity, str], ...]:
         """The resources global search reads (of `schema`, or of every schema), each with its name in the hits'
         `type`: its path under /rest."""
-        return tuple(
-            (entity, self.path_of(entity).removeprefix("/rest/"))
-            for entity in global_sources(model)
-            if self.serves(entity) and (schema is None or entity.schema == schema)
-        )
+        return tuple(found for found in self._searchable if schema is None or found[0].schema == schema)
 
     def serves(self, entity: Entity) -> bool:
         """Whether the entity is a resource here (not reserved, not of an unserved schema)."""

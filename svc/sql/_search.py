@@ -150,23 +150,27 @@ class SearchWriter:
             extra.append(sql.SQL("{}.xmin as __xmin").format(table))
         return sql.SQL(", ").join([sql.SQL("{}.*").format(table), *extra])
 
+    def _matches(self, source: SearchSource, ranking: Ranking, table: sql.Identifier) -> sql.Composable:
+        """`<table> <alias> where ...`: the rows a ranking matches among those the read's filter selects."""
+        from_, conditions = self._selection(source.read, table)
+        match = self._match(ranking, table)
+        return sql.SQL("{}{}").format(from_, where([*([match] if match is not None else []), *conditions]))
+
     def _ranked(self, source: SearchSource, first: sql.Composable) -> sql.Composable:
         """One ranking's best `first + 1` matches among the rows the read's filter selects."""
         (ranking,) = source.rankings
         table = sql.Identifier(self._alias())
-        from_, conditions = self._selection(source.read, table)
-        match = self._match(ranking, table)
+        from_ = self._matches(source, ranking, table)
         extra = sql.SQL("")
         if ranking.kind in (RankingKind.GEOMETRY, RankingKind.GEOGRAPHY):
             extra = sql.SQL(", {} as __distance").format(self._distance(ranking, table))
         return sql.SQL(
-            "select {columns}, {score} as __score{extra} from {from_}{where} order by {order} limit {first} + 1"
+            "select {columns}, {score} as __score{extra} from {from_} order by {order} limit {first} + 1"
         ).format(
             columns=self._columns(source.read, table),
             score=self._score(ranking, table),
             extra=extra,
             from_=from_,
-            where=where([*([match] if match is not None else []), *conditions]),
             order=self._order(ranking, table, source.key),
             first=first,
         )
@@ -179,20 +183,17 @@ class SearchWriter:
         names = [sql.Identifier(self._alias()) for _ in source.rankings]
         for name, ranking in zip(names, source.rankings, strict=True):
             table = sql.Identifier(self._alias())
-            from_, conditions = self._selection(source.read, table)
-            match = self._match(ranking, table)
             order = self._order(ranking, table, source.key)
             parts.append(
                 sql.SQL(
                     "{name} as (select {table}.{key} as __key, row_number() over (order by {order}) as __rank"
-                    " from {from_}{where} order by {order} limit {candidates})"
+                    " from {from_} order by {order} limit {candidates})"
                 ).format(
                     name=name,
                     table=table,
                     key=sql.Identifier(fusion.key),
                     order=order,
-                    from_=from_,
-                    where=where([*([match] if match is not None else []), *conditions]),
+                    from_=self._matches(source, ranking, table),
                     candidates=param(fusion.candidates),
                 )
             )
