@@ -9,6 +9,10 @@ Telemetry (SPEC "Telemetry") is made here from `telemetry.*` and the environment
 port or on `telemetry.metrics.listen`, pushed over OTLP), traces and logs; it reads the pool's, the dispatcher's and
 the poller's counts when collected, and exports what is left (bounded) when the service stops.
 
+Read replicas (SPEC "Operations"): a pool per URL of `DATABASE_REPLICA_URLS`, the executor choosing among them for
+reads, the replica health checker keeping them in or out of the rotation. A statement failing on a changed schema
+asks the reloader for a new snapshot when `reload.enabled`.
+
 Startup does not wait for the database: when it cannot be reached, the service listens anyway (`/live` 200, `/ready`
 503) and the reloader builds the first snapshot as soon as it can. A database that is reachable but does not fit
 the configuration (a startup check fails) stops the service with an error instead.
@@ -30,13 +34,14 @@ from svc.actors import (
     Fatal,
     Poller,
     Reloader,
+    ReplicaChecker,
     SchemaWatcher,
     export_snapshot,
     supervise,
 )
 from svc.auth import Authenticator
 from svc.config import Config, ConfigError, LoadedConfig, load_config
-from svc.db import ConnectionSettings, Executor, open_pool
+from svc.db import ConnectionSettings, Executor, PoolStats, Replicas, open_pool, open_replicas
 from svc.events import prepare_capture
 from svc.graphql import Registry
 from svc.http import (
@@ -116,8 +121,14 @@ async def _serve(
     task_status: trio.TaskStatus[list[str]],
 ) -> None:
     config = loaded.config
-    async with open_pool(conninfo, connection_settings(config), size=config.database.pool_size) as pool:
-        executor = Executor(pool, sql_comments=config.database.sql_comments)
+    database = config.database
+    settings = connection_settings(config)
+    replica_size = database.replicas.pool_size or database.pool_size
+    async with (
+        open_pool(conninfo, settings, size=database.pool_size) as pool,
+        open_replicas(loaded.secrets.replica_urls, settings, size=replica_size) as replicas,
+    ):
+        executor = Executor(pool, replicas=replicas, sql_comments=database.sql_comments)
         holder = SnapshotHolder()
 
         watching = config.mode == "dev" and config.watch.enabled
@@ -134,6 +145,8 @@ async def _serve(
                 *([dispatcher.capture_ready] if dispatcher else []),
             ],
         )
+        if config.reload.enabled:
+            executor.on_schema_changed = reloader.schema_changed
         await _first_snapshot(reloader)
         pipeline = Pipeline(executor)
         poller = _poller(config, pipeline, holder, shutdown)
@@ -145,6 +158,7 @@ async def _serve(
             started=started,
             counter=executor.counter,
             subscriptions=poller.stats if poller is not None else None,
+            replicas=replicas,
         )
         service_routes = [
             *probes.routes(),
@@ -157,7 +171,7 @@ async def _serve(
         metrics = config.telemetry.metrics
         metrics_routes = MetricsRoutes(metrics.path, telemetry).routes() if metrics.enabled else []
         if telemetry.metrics is not None:
-            telemetry.metrics.observe_pools(lambda: [pool.stats()])
+            telemetry.metrics.observe_pools(lambda: [pool.stats(), *_replica_stats(replicas)])
             if dispatcher is not None:
                 telemetry.metrics.observe_deliveries(dispatcher.deliveries)
         if poller is not None:
@@ -174,22 +188,31 @@ async def _serve(
             app.add_socket("/graphql", GraphqlSocket(config, live, holder, authenticator, app.limit).serve)
         async with trio.open_nursery() as nursery:
             await nursery.start(_handle_signals, shutdown, reloader, nursery.cancel_scope)
-            await nursery.start(supervise, "reloader", reloader.run)
-            if watching:
-                watcher = SchemaWatcher(
+            watcher = (
+                SchemaWatcher(
                     conninfo=conninfo,
                     reloader=reloader,
                     loaded=loaded,
                     read_config=partial(load_config, path=loaded.path, mode=config.mode),
                     connect_timeout=config.database.connect_timeout.seconds,
                 )
-                await nursery.start(supervise, "schema watcher", watcher.run)
-            if app.rate_limiter is not None:
-                await nursery.start(supervise, "rate limiter", BucketSweeper(app.rate_limiter.sweep).run)
-            if dispatcher is not None:
-                await nursery.start(supervise, "event dispatcher", dispatcher.run)
-            if poller is not None:
-                await nursery.start(supervise, "subscription poller", poller.run)
+                if watching
+                else None
+            )
+            actors = [
+                ("reloader", reloader.run),
+                *([("schema watcher", watcher.run)] if watcher else []),
+                *(
+                    [("replica health checker", ReplicaChecker(replicas, pool, database.replicas).run)]
+                    if replicas
+                    else []
+                ),
+                *([("rate limiter", BucketSweeper(app.rate_limiter.sweep).run)] if app.rate_limiter else []),
+                *([("event dispatcher", dispatcher.run)] if dispatcher else []),
+                *([("subscription poller", poller.run)] if poller else []),
+            ]
+            for name, actor in actors:
+                await nursery.start(supervise, name, actor)
             drained = [dispatcher.stopped] if dispatcher else []
             if own_listener:
                 assert metrics.listen is not None
@@ -202,6 +225,10 @@ async def _serve(
             log.info("svc %s serving %s in %s mode on %s", VERSION, ", ".join(config.database.schemas),
                      config.mode, ", ".join(binds))  # fmt: skip
             task_status.started(binds)
+
+
+def _replica_stats(replicas: Replicas | None) -> list[PoolStats]:
+    return [replica.pool.stats() for replica in replicas.all] if replicas is not None else []
 
 
 def connection_settings(config: Config) -> ConnectionSettings:

@@ -3,6 +3,7 @@
 from ._dispatcher import Dispatcher
 from ._poller import Poller, Result, Stats, Subscription
 from ._reloader import Reloader
+from ._replicas import ReplicaChecker
 from ._supervisor import Fatal, backoff, supervise
 from ._sweeper import BucketSweeper
 from ._watcher import SchemaWatcher, export_snapshot
@@ -13,6 +14,7 @@ __all__ = [
     "Fatal",
     "Poller",
     "Reloader",
+    "ReplicaChecker",
     "Result",
     "SchemaWatcher",
     "Stats",

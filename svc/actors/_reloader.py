@@ -5,6 +5,10 @@ session connection) or SIGHUP (forwarded by the server, which owns signals) relo
 only the database is re-read. A reload whose startup checks fail, or that cannot reach the database, keeps the
 previous snapshot serving and logs why. Requests arriving while a rebuild runs are coalesced into one more rebuild.
 
+SPEC "Retryable": a statement that failed on a schema the database no longer has (`SCHEMA_CHANGED`) asks for a
+rebuild too (`schema_changed`): once for all the failures until that rebuild is done, since the requests failing
+together fail on the same change, which the rebuild reads.
+
 Until a first snapshot exists (the database was unreachable at startup), the reloader retries with backoff; a
 failed startup check at that point is `Fatal`, since there is nothing to keep serving. The listener reconnects
 with backoff when its connection is lost, and reloads once reconnected, since notifications sent meanwhile were
@@ -30,6 +34,7 @@ log = logging.getLogger("svc.reload")
 FIRST_SNAPSHOT_RETRY = 2.0
 #: The reason the first-snapshot retry gives: moot, and dropped, once a snapshot is served.
 _NO_SNAPSHOT_YET = "no schema snapshot yet"
+_SCHEMA_CHANGED = "a statement failed on a changed schema"
 
 
 class Reloader:
@@ -55,10 +60,18 @@ class Reloader:
         #: Called after each swap with the new snapshot (the dev watcher re-exports the schema files).
         self._on_swap = tuple(on_swap)
         self._requests_in, self._requests = trio.open_memory_channel[str](math.inf)
+        #: A rebuild for a changed schema is asked for and not done yet.
+        self._schema_change_pending = False
 
     def request(self, reason: str) -> None:
         """Ask for a rebuild (never blocks; requests pending together make one rebuild)."""
         self._requests_in.send_nowait(reason)
+
+    def schema_changed(self) -> None:
+        """A statement failed on a schema the database no longer has: rebuild, unless a rebuild for that is pending."""
+        if not self._schema_change_pending:
+            self._schema_change_pending = True
+            self.request(_SCHEMA_CHANGED)
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         async with trio.open_nursery() as nursery:
@@ -104,7 +117,11 @@ class Reloader:
                 # A retry asked for while the first build was still running must not build a second snapshot.
                 reasons = [reason for reason in reasons if reason != _NO_SNAPSHOT_YET]
             if reasons:
-                await self.reload(", ".join(dict.fromkeys(reasons)))
+                try:
+                    await self.reload(", ".join(dict.fromkeys(reasons)))
+                finally:
+                    if _SCHEMA_CHANGED in reasons:
+                        self._schema_change_pending = False
 
     async def _until_first_snapshot(self) -> None:
         """Retry the first build with backoff, at most `FIRST_SNAPSHOT_RETRY` apart: a database that comes back

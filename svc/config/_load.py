@@ -390,6 +390,13 @@ def _check_values(config: Config) -> list[str]:
         problems.append("server.cors.credentials: needs explicit origins (not *) in server.cors.origins")
     if config.database.pool_size < 1:
         problems.append("database.pool_size: must be at least 1")
+    replicas = config.database.replicas
+    if replicas.pool_size is not None and replicas.pool_size < 1:
+        problems.append("database.replicas.pool_size: must be at least 1")
+    if replicas.health_interval.seconds <= 0:
+        problems.append("database.replicas.health_interval: must be more than 0")
+    if replicas.max_lag_bytes is not None and replicas.max_lag_bytes < 0:
+        problems.append("database.replicas.max_lag_bytes: must be 0 or more")
     if config.database.statement_cache < 0:
         problems.append("database.statement_cache: must be 0 (none) or more")
     if not config.database.schemas:

@@ -38,6 +38,24 @@ def section(cls: type, doc: str, **kwargs: Any) -> Any:
 
 
 @attrs.frozen
+class ReplicasConfig:
+    """The standbys of `DATABASE_REPLICA_URLS` (SPEC "Operations": read replicas)."""
+
+    pool_size: int | None = setting(None, doc="Connections per replica pool; default `database.pool_size`.")
+    health_interval: Duration = setting(
+        Duration.parse("10s"), doc="How often the replica health checker checks every replica."
+    )
+    max_lag: Duration = setting(
+        Duration.parse("30s"),
+        doc="A replica further behind the primary than this leaves the rotation until it catches up.",
+    )
+    max_lag_bytes: int | None = setting(
+        None,
+        doc="A replica further behind the primary than this many bytes of WAL leaves the rotation; none: no bound.",
+    )
+
+
+@attrs.frozen
 class DatabaseConfig:
     pool_size: int = setting(10, doc="Connections in the pool.")
     statement_cache: int = setting(512, doc="Prepared statements cached per connection; 0 for none.")
@@ -48,6 +66,7 @@ class DatabaseConfig:
     connect_timeout: Duration = setting(
         Duration.parse("5s"), doc="Longest wait for a new database connection before the request fails."
     )
+    replicas: ReplicasConfig = section(ReplicasConfig, "Read replicas (their URLs: `DATABASE_REPLICA_URLS`).")
 
 
 # --- server ------------------------------------------------------------------------------------------------------

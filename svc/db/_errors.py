@@ -2,8 +2,11 @@
 
 SPEC "Errors": lost or unreachable connections are `DATABASE_UNAVAILABLE` (503, retryable); a statement over the
 timeout is `STATEMENT_TIMEOUT` (503, without the database message); a missing privilege or a row-security refusal
-is `PERMISSION_DENIED` (403, shown in every mode). Every other database error is left to the API layer, which knows
-the catalog (constraint codes) and the masking mode.
+is `PERMISSION_DENIED` (403, shown in every mode); a statement naming what the database no longer has (a column,
+table, function or type renamed or dropped since the snapshot was read, or a prepared statement whose result type
+changed under it) is `SCHEMA_CHANGED` (503, retryable) — unless the error was raised inside a function or trigger
+body, which is the function's own failure, not the snapshot's. Every other database error is left to the API layer,
+which knows the catalog (constraint codes) and the masking mode.
 """
 
 import psycopg
@@ -14,6 +17,8 @@ from svc.errors import Code, SvcError
 RETRYABLE_SQLSTATES = frozenset({"40001", "40P01"})
 #: Server going away or refusing connections (operator intervention, too many connections).
 _UNAVAILABLE_SQLSTATES = frozenset({"57P01", "57P02", "57P03", "57P04", "53300"})
+#: Undefined column, table, function, object (a type) and schema.
+_DRIFT_SQLSTATES = frozenset({"42703", "42P01", "42883", "42704", "3F000"})
 
 
 def map_database_error(exc: psycopg.Error) -> SvcError | None:
@@ -21,6 +26,11 @@ def map_database_error(exc: psycopg.Error) -> SvcError | None:
     state = exc.sqlstate
     if state == "57014":
         return SvcError(Code.STATEMENT_TIMEOUT, "the statement ran longer than the statement timeout")
+    if _schema_changed(exc):
+        return SvcError(
+            Code.SCHEMA_CHANGED,
+            "the database schema changed since the service read it; the request can be retried",
+        )
     if state == "42501":
         return SvcError(Code.PERMISSION_DENIED, exc.diag.message_primary or "permission denied")
     if (
@@ -30,3 +40,12 @@ def map_database_error(exc: psycopg.Error) -> SvcError | None:
     ):
         return SvcError(Code.DATABASE_UNAVAILABLE, "the database is unavailable; the request can be retried")
     return None
+
+
+def _schema_changed(exc: psycopg.Error) -> bool:
+    state = exc.sqlstate
+    if exc.diag.context:  # raised while running a function's or trigger's body
+        return False
+    if state in _DRIFT_SQLSTATES:
+        return True
+    return state == "0A000" and "cached plan must not change result type" in (exc.diag.message_primary or "")

@@ -7,6 +7,13 @@ connections become `DATABASE_UNAVAILABLE`. SPEC "Telemetry": statements carry a 
 operation or resource (never a trace id), when `database.sql_comments` is on. Each statement a unit sends is a
 database operation of the request's record (`svc.telemetry`), timed with its SQLSTATE when it fails; BEGIN, COMMIT
 and the session's settings are not.
+
+SPEC "Operations" (read replicas): a read the caller allows on a replica (`replica=True`: the pipeline's reads) runs
+on the next replica in the rotation that has replayed what the request asks for (`svc.db._positions`), else on the
+primary; a read whose replica cannot be reached runs on the primary instead, and the replica leaves the rotation.
+Everything else runs on the primary. A write made for a request reports the primary's position after its commit, in
+the same round trip as the commit. SPEC "Retryable": a statement naming what the database no longer has raises
+`SCHEMA_CHANGED` and calls `on_schema_changed` (the server asks the reloader for a new snapshot).
 """
 
 import functools
@@ -30,6 +37,8 @@ from svc.telemetry import database_operation
 from ._connection import Connection
 from ._errors import RETRYABLE_SQLSTATES, map_database_error
 from ._pool import Pool
+from ._positions import current_positions
+from ._replicas import Replica, Replicas
 
 log = logging.getLogger("svc.db")
 
@@ -130,13 +139,23 @@ def sql_comment(tags: Mapping[LiteralString, str]) -> sql.Composable:
 
 
 class Executor:
-    """Runs units of work on a pool's connections, one transaction each."""
+    """Runs units of work on the primary's connections, or a replica's, one transaction each."""
 
-    def __init__(self, pool: Pool, *, sql_comments: bool = True, max_retries: int = MAX_RETRIES) -> None:
+    def __init__(
+        self,
+        pool: Pool,
+        *,
+        replicas: Replicas | None = None,
+        sql_comments: bool = True,
+        max_retries: int = MAX_RETRIES,
+    ) -> None:
         self.pool = pool
+        self.replicas = replicas
         self._sql_comments = sql_comments
         self._max_retries = max_retries
         self.counter = StatementCounter()
+        #: Called (never awaited) when a statement fails on a schema the database no longer has.
+        self.on_schema_changed: Callable[[], None] | None = None
 
     async def fetch(
         self,
@@ -145,13 +164,14 @@ class Executor:
         *,
         tags: Mapping[LiteralString, str] | None = None,
         session: Session | None = None,
+        replica: bool = False,
     ) -> tuple[bytes | None, ...]:
-        """One compiled read statement; its row, text columns as raw bytes.
+        """One compiled read statement; its row, text columns as raw bytes (on a replica when `replica` allows).
 
         A read is one statement and needs no explicit transaction: without a session it runs on its own in one
         round trip; with a role or settings it runs in a read-only transaction that sets them first.
         """
-        (row,) = await self._rows(statement, params, tags=tags, session=session, one=True)
+        (row,) = await self._rows(statement, params, tags=tags, session=session, replica=replica, one=True)
         return row
 
     async def fetch_rows(
@@ -161,9 +181,10 @@ class Executor:
         *,
         tags: Mapping[LiteralString, str] | None = None,
         session: Session | None = None,
+        replica: bool = False,
     ) -> list[tuple[bytes | None, ...]]:
         """One compiled read statement answering many rows (a batch of live queries); as `fetch`."""
-        return await self._rows(statement, params, tags=tags, session=session, one=False)
+        return await self._rows(statement, params, tags=tags, session=session, replica=replica, one=False)
 
     async def _rows(
         self,
@@ -172,20 +193,21 @@ class Executor:
         *,
         tags: Mapping[LiteralString, str] | None,
         session: Session | None,
+        replica: bool,
         one: bool,
     ) -> list[tuple[bytes | None, ...]]:
         if session is not None and (session.role or session.settings):
             return await self.run(
-                lambda tx: tx.fetch_rows(statement, params), tags=tags, session=session, readonly=True
+                lambda tx: tx.fetch_rows(statement, params), tags=tags, session=session, readonly=True, replica=replica
             )
         text = statement + _comment_text(tuple(sorted(tags.items()))) if self._sql_comments and tags else statement
 
-        async def once() -> list[tuple[bytes | None, ...]]:
-            async with self.pool.connection() as conn:
+        async def once(pool: Pool) -> list[tuple[bytes | None, ...]]:
+            async with pool.connection() as conn:
                 self.counter.sent += 1
                 return await _fetch_rows(conn, text, params, one=one, kind="query")
 
-        return await self._retrying(once)
+        return await self._retrying(lambda: self._routed(once, replica))
 
     async def run(
         self,
@@ -195,15 +217,42 @@ class Executor:
         session: Session | None = None,
         readonly: bool = False,
         isolation: Isolation = "read committed",
+        replica: bool = False,
     ) -> T:
-        """Run `work` in a new transaction, committed when it returns and rolled back when it raises.
+        """Run `work` in a new transaction, committed when it returns and rolled back when it raises (read-only
+        work on a replica when `replica` allows).
 
         Retries the whole unit on serialization failure or deadlock; raises `SvcError` for the failures
         `map_database_error` names and the database's own error otherwise.
         """
         comment = sql_comment(tags) if self._sql_comments and tags else None
         begin = _BEGIN[isolation, readonly]
-        return await self._retrying(lambda: self._run_once(work, comment, session, begin, readonly))
+
+        async def once(pool: Pool) -> T:
+            return await self._run_once(pool, work, comment=comment, session=session, begin=begin, readonly=readonly)
+
+        return await self._retrying(lambda: self._routed(once, replica and readonly))
+
+    async def _routed(self, attempt: Callable[[Pool], Awaitable[T]], replica: bool) -> T:
+        """`attempt` on a replica when allowed and one is in the rotation with what the request asks for, else on the
+        primary; on the primary too when the replica cannot be reached (it leaves the rotation)."""
+        chosen = await self._replica() if replica else None
+        if chosen is not None:
+            try:
+                return await attempt(chosen.pool)
+            except psycopg.Error as exc:
+                mapped = map_database_error(exc)
+                if mapped is None or mapped.code is not Code.DATABASE_UNAVAILABLE:
+                    raise
+                assert self.replicas is not None
+                self.replicas.failed(chosen, exc)
+        return await attempt(self.pool)
+
+    async def _replica(self) -> Replica | None:
+        if self.replicas is None:
+            return None
+        positions = current_positions()
+        return await self.replicas.choose(positions.minimum if positions is not None else None)
 
     async def _retrying(self, attempt_once: Callable[[], Awaitable[T]]) -> T:
         """Retry on serialization failure or deadlock (jittered backoff); map connection-level failures."""
@@ -218,26 +267,33 @@ class Executor:
                     await trio.sleep(random.uniform(0, min(_BACKOFF_CAP, _BACKOFF_BASE * 2**attempt)))
                     continue
                 mapped = map_database_error(exc)
-                if mapped is not None:
-                    raise mapped from exc
-                raise
+                if mapped is None:
+                    raise
+                if mapped.code is Code.SCHEMA_CHANGED and self.on_schema_changed is not None:
+                    self.on_schema_changed()
+                raise mapped from exc
 
     async def _run_once(
         self,
+        pool: Pool,
         work: Callable[[Transaction], Awaitable[T]],
+        *,
         comment: sql.Composable | None,
         session: Session | None,
         begin: LiteralString,
         readonly: bool,
     ) -> T:
-        async with self.pool.connection() as conn:
+        async with pool.connection() as conn:
             await conn.execute(begin, prepare=False)
             try:
                 if session is not None and (session.role or session.settings):
                     await _start_session(conn, session)
                 kind = "query" if readonly else "mutation"
                 result = await work(Transaction(conn, comment, self.counter, kind))
-                await _commit(conn)
+                positions = None if readonly else current_positions()
+                position = await _commit(conn, report_position=positions is not None)
+                if positions is not None and position is not None:
+                    positions.wrote(position)
             except BaseException:
                 await _rollback(conn)
                 raise
@@ -293,10 +349,19 @@ async def _fetch(
     return [tuple(row) for row in await cursor.fetchall()]
 
 
-async def _commit(conn: Connection) -> None:
-    """SPEC "Retryable": when the connection is lost while committing, whether the work took effect is unknown."""
+async def _commit(conn: Connection, *, report_position: bool = False) -> int | None:
+    """Commit; with `report_position`, the primary's WAL position after the commit (bytes), asked in the same round
+    trip. The insert position is past the commit record whatever `synchronous_commit` says, so a replica that has
+    replayed it has the write. SPEC "Retryable": when the connection is lost while committing, whether the work took
+    effect is unknown."""
     try:
-        await conn.execute("commit", prepare=False)
+        if not report_position:
+            await conn.execute("commit", prepare=False)
+            return None
+        cursor = await conn.execute("commit; select pg_current_wal_insert_lsn() - '0/0'::pg_lsn", prepare=False)
+        cursor.nextset()
+        row = await cursor.fetchone()
+        return int(row[0]) if row is not None and row[0] is not None else None
     except psycopg.Error as exc:
         mapped = map_database_error(exc)
         if mapped is None or mapped.code is not Code.DATABASE_UNAVAILABLE:

@@ -57,7 +57,8 @@ select
   (select setting::bigint from pg_settings where name = 'statement_timeout'),
   coalesce(array(
     select distinct n.nspname from pg_extension e join pg_namespace n on n.oid = e.extnamespace
-    where n.nspname not in ('pg_catalog', 'information_schema') order by n.nspname), '{}')"""
+    where n.nspname not in ('pg_catalog', 'information_schema') order by n.nspname), '{}'),
+  pg_is_in_recovery()"""
 
 
 @attrs.frozen
@@ -189,15 +190,15 @@ class Pool:
         cursor = await conn.execute(_SETUP_QUERY, prepare=False)
         row = await cursor.fetchone()
         assert row is not None
-        current_timeout, extension_schemas = row
+        current_timeout, extension_schemas, standby = row
         path = [*self._settings.schemas, *(s for s in extension_schemas if s not in self._settings.schemas)]
         # Prepared statements save parsing; their plans are made for the values at hand (page sizes and filters
         # change the best plan a lot), which a generic plan would not know.
-        statements: list[sql.Composable] = [
-            sql.SQL("set plan_cache_mode = force_custom_plan"),
-            sql.SQL(COUNT_ESTIMATE_FUNCTION),
-            sql.SQL(TOO_MANY_GROUPS_FUNCTION),
-        ]
+        statements: list[sql.Composable] = [sql.SQL("set plan_cache_mode = force_custom_plan")]
+        # A standby creates nothing, temporary functions included: statements calling them read on the primary
+        # (`svc.sql.CompiledRead.primary_only`).
+        if not standby:
+            statements += [sql.SQL(COUNT_ESTIMATE_FUNCTION), sql.SQL(TOO_MANY_GROUPS_FUNCTION)]
         if path:
             statements.append(sql.SQL("set search_path to {}").format(sql.SQL(", ").join(map(sql.Identifier, path))))
         wanted = self._settings.statement_timeout_ms

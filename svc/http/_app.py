@@ -3,9 +3,12 @@
 SPEC "Endpoints" -> service-level: every response echoes the incoming `X-Request-Id` or carries a generated UUID v4;
 in dev mode responses carry `Server-Timing`: the stages the request's record holds and `total;dur=<ms>`. SPEC
 "Telemetry": each request has a record (`svc.telemetry`) its stages and statements are timed into; when the request
-is answered, the metrics and spans read it (`Telemetry.end`). SPEC "Operations":
-security headers per `headers.preset`. Errors a handler raises as `SvcError` become RFC 9457 problem documents;
-anything else is logged under the request id and answered 500, masked unless `errors.detail: full`.
+is answered, the metrics and spans read it (`Telemetry.end`). SPEC "Operations": security headers per
+`headers.preset`; read-your-writes with read replicas: a request's `X-Min-WAL-Position` is the least a replica must
+have replayed to serve it (400 `BAD_USER_INPUT` when it is no WAL position), and the answer to a request whose write
+committed carries the primary's position after it, `X-WAL-Position`. Errors a handler raises as `SvcError` become
+RFC 9457 problem documents; anything else is logged under the request id and answered 500, masked unless
+`errors.detail: full`.
 
 A request takes the current snapshot once, when it arrives, and finishes on it (ARCHITECTURE.md, "Snapshot").
 """
@@ -22,6 +25,7 @@ import trio
 
 from svc.auth import Authenticator, Unauthenticated
 from svc.config import Config
+from svc.db import Positions, format_lsn, parse_lsn, track_positions
 from svc.errors import Code, SvcError
 from svc.snapshot import SnapshotHolder
 from svc.telemetry import Record, record_var
@@ -137,24 +141,35 @@ class App:
                 receive=receive,
             )
             origin = request.header("origin")
-            if route is not None and self._cors.is_preflight(
-                request.method, origin, request.header("access-control-request-method")
-            ):
-                assert origin is not None
-                response, cors = Response.empty(204, headers=self._cors.preflight_headers(origin)), []
-            else:
-                response, cors = await self._respond(request, route), self._cors.response_headers(origin)
-            status = response.status
-            await self._send(send, request, route, response, cors=cors, record=record)
+            # The request's positions cover its streamed body too (the later parts of an incremental answer).
+            with track_positions() as positions:
+                if route is not None and self._cors.is_preflight(
+                    request.method, origin, request.header("access-control-request-method")
+                ):
+                    assert origin is not None
+                    response, cors = Response.empty(204, headers=self._cors.preflight_headers(origin)), []
+                else:
+                    response = await self._respond(request, route, positions)
+                    if positions.written is not None:
+                        request.response_headers.append(("X-WAL-Position", format_lsn(positions.written)))
+                    cors = self._cors.response_headers(origin)
+                status = response.status
+                await self._send(send, request, route, response, cors=cors, record=record)
         finally:
             if telemetry is not None:
                 telemetry.end(record, method, status, time.perf_counter())
             record_var.reset(token)
 
-    async def _respond(self, request: Request, route: Route | None) -> Response:
+    async def _respond(self, request: Request, route: Route | None, positions: Positions) -> Response:
         try:
             if route is None:
                 raise SvcError(Code.NOT_FOUND, f"no resource at {request.path}")
+            minimum = request.header("x-min-wal-position")
+            if minimum is not None:
+                try:
+                    positions.minimum = parse_lsn(minimum)
+                except ValueError as exc:
+                    raise SvcError(Code.BAD_USER_INPUT, f"X-Min-WAL-Position: {exc}") from exc
             if request.method == "OPTIONS" and not route.prefix:
                 return Response.empty(204, headers=[("Allow", ", ".join(route.allowed()))])
             method = "GET" if request.method == "HEAD" else request.method

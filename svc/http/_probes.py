@@ -5,7 +5,9 @@
 schema snapshot to be served (the database may be back before the first one is built). `/health` combines the
 database state, the snapshot's generation and age, the pool's counts, the statements sent for requests, the version
 and the uptime; with subscriptions on, the poller's counts (live subscriptions, rounds, results sent, the last round's
-statements and the latest rounds' durations).
+statements and the latest rounds' durations); with read replicas, each replica's state (`unchecked`, `healthy`,
+`unreachable`, `lagging`, `not_standby`), pool counts, replayed position and lag as its health checker last found them.
+`/ready` is about the primary alone: a replica down sends reads to the primary, it does not stop the service.
 """
 
 import time
@@ -15,7 +17,7 @@ import psycopg
 import trio
 
 from svc.actors import Stats
-from svc.db import Pool, StatementCounter
+from svc.db import Pool, PoolStats, Replicas, StatementCounter, format_lsn
 from svc.snapshot import SnapshotHolder
 
 from ._messages import Request, Response
@@ -35,7 +37,9 @@ class Probes:
         started: float,
         counter: StatementCounter,
         subscriptions: Stats | None = None,
+        replicas: Replicas | None = None,
     ) -> None:
+        self._replicas = replicas
         self._subscriptions = subscriptions
         self._pool = pool
         self._counter = counter
@@ -81,9 +85,24 @@ class Probes:
             "uptime": round(time.monotonic() - self._started, 3),
             "database": "connected" if connected else "unreachable",
             "schema": schema,
-            "pool": {"size": stats.size, "idle": stats.idle, "used": stats.used, "pending": stats.pending},
+            "pool": _pool(stats),
             "statements": self._counter.sent,
         }
+        if self._replicas is not None:
+            body["replicas"] = [
+                {
+                    "name": replica.name,
+                    "state": health.state.value,
+                    "pool": _pool(replica.pool.stats()),
+                    "replayPosition": format_lsn(health.replayed) if health.replayed is not None else None,
+                    "lagBytes": health.lag_bytes,
+                    "lagSeconds": round(health.lag_seconds, 3) if health.lag_seconds is not None else None,
+                    "checkedAt": _iso(health.checked_at) if health.checked_at else None,
+                    "error": health.error,
+                }
+                for replica in self._replicas.all
+                for health in (replica.health,)
+            ]
         if self._subscriptions is not None:
             body["subscriptions"] = self._subscriptions.report()
         return Response.json(body, 200 if ok else 503)
@@ -97,6 +116,10 @@ class Probes:
             except (psycopg.Error, OSError):
                 return False
         return False
+
+
+def _pool(stats: PoolStats) -> dict[str, int]:
+    return {"size": stats.size, "idle": stats.idle, "used": stats.used, "pending": stats.pending}
 
 
 def _iso(moment: datetime) -> str:

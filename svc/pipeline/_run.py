@@ -1,6 +1,9 @@
 """The one run path both APIs call, and the only door to the database (ARCHITECTURE.md, layer 6): a plan is checked
 against the limits, compiled (once per shape), executed, and its database failures typed.
 
+Reads may run on a read replica (the executor chooses, SPEC "Operations"), unless their statement calls the session's
+temporary functions, which a standby lacks; writes run on the primary.
+
 - `read`: a read plan as ONE statement; the database's JSON texts come back as bytes, never decoded.
 - `read_batch`: one read plan for many sets of its values (live queries of one shape) as ONE statement, one row of
   texts per set.
@@ -81,7 +84,11 @@ class Pipeline:
         started = stage(compiling, started)
         try:
             return await self.executor.fetch(
-                compiled.statement, params.named(), tags=context.tags, session=context.session
+                compiled.statement,
+                params.named(),
+                tags=context.tags,
+                session=context.session,
+                replica=not compiled.primary_only,
             )
         except psycopg.Error as exc:
             raise answer_error(exc, statements.errors, context.request_id) from exc
@@ -111,7 +118,9 @@ class Pipeline:
         compiled = statements.batch(plan, width)
         named = {f"b{index}": [values[index] for values in sets] for index in range(width)}
         try:
-            rows = await self.executor.fetch_rows(compiled.statement, named, tags=context.tags, session=context.session)
+            rows = await self.executor.fetch_rows(
+                compiled.statement, named, tags=context.tags, session=context.session, replica=not compiled.primary_only
+            )
         except psycopg.Error as exc:
             raise answer_error(exc, statements.errors, context.request_id) from exc
         if width == 0:  # no values: every set reads the same
@@ -147,7 +156,12 @@ class Pipeline:
 
         try:
             results = await self.executor.run(
-                each, tags=context.tags, session=context.session, readonly=True, isolation="repeatable read"
+                each,
+                tags=context.tags,
+                session=context.session,
+                readonly=True,
+                isolation="repeatable read",
+                replica=not any(statement.primary_only for statement in compiled),
             )
         except psycopg.Error as exc:
             raise answer_error(exc, statements.errors, context.request_id) from exc

@@ -80,6 +80,13 @@ class CompiledRead:
     statement: str
     keys: tuple[str, ...]
 
+    @property
+    def primary_only(self) -> bool:
+        """Whether the statement calls the session's temporary functions (`pg_temp.svc_*`, svc/db/_pool.py), which
+        a standby cannot create: it reads on the primary. Catalog names in the text are always quoted, so only the
+        compiler's own calls appear unquoted."""
+        return "pg_temp.svc_" in self.statement
+
 
 def compile_read(plan: ReadPlan) -> CompiledRead:
     """The statement answering every root field of the plan, one text column each (NULL for a JSON null); a
