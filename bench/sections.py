@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 #: The sections other scripts own, in the order run.py keeps them.
-NAMES = ("events", "subscriptions", "telemetry", "search")
+NAMES = ("events", "subscriptions", "telemetry", "search", "drill")
 
 
 def markers(name: str) -> tuple[str, str]:
