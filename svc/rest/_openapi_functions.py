@@ -112,12 +112,14 @@ class FunctionPaths:
 
     def _responses(self, get: bool) -> dict[str, Schema]:
         returns = self.function.returns
+        written = self.function.mutation  # a VOLATILE function runs on the primary as a write
         if returns.kind is ReturnKind.VOID:
-            return {"204": self.shared.success("Done.")}
+            return {"204": self.shared.success("Done.", written=written)}
         headers: tuple[str, ...] = ()
         if self.rows:
             headers = ("Link" if get else "X-Next-Cursor", "X-Total-Count", "Preference-Applied")
-        return {"200": self.shared.success("The result.", {"application/json": self._result(returns)}, headers)}
+        result = {"application/json": self._result(returns)}
+        return {"200": self.shared.success("The result.", result, headers, written=written)}
 
     def _result(self, returns: Returns) -> Schema:
         kind = returns.kind

@@ -251,8 +251,11 @@ class ResourcePaths:
                     + ("; `Location` and `ETag` name the row created from an object." if self.keyed else "."),
                     {"application/json": {"oneOf": [self.row, self._rows()]}},
                     created,
+                    written=True,
                 ),
-                "204": self.shared.success("Created (`Prefer: return=minimal`).", headers=["Preference-Applied"]),
+                "204": self.shared.success(
+                    "Created (`Prefer: return=minimal`).", headers=["Preference-Applied"], written=True
+                ),
             },
             ("404", "409", "413", "415", "422"),
             description="One row from an object (or a multipart form), many from an array or CSV, in one statement."
@@ -272,8 +275,12 @@ class ResourcePaths:
             f"upsert{self.types}",
             f"Insert or update `{self.type}` rows",
             {
-                "200": self.shared.success("The rows as they are now.", {"application/json": self._rows()}),
-                "204": self.shared.success("Written (`Prefer: return=minimal`).", headers=["Preference-Applied"]),
+                "200": self.shared.success(
+                    "The rows as they are now.", {"application/json": self._rows()}, written=True
+                ),
+                "204": self.shared.success(
+                    "Written (`Prefer: return=minimal`).", headers=["Preference-Applied"], written=True
+                ),
             },
             ("404", "409", "413", "415", "422"),
             description="Rows that conflict on the `conflict` key are merged or left (`resolution`); others are"
@@ -294,9 +301,13 @@ class ResourcePaths:
             f"{verb}{self.types}",
             f"{verb.capitalize()} the `{self.type}` rows a filter matches",
             {
-                "200": self.shared.success(f"The rows {verb}d.", {"application/json": self._rows()}, counted),
+                "200": self.shared.success(
+                    f"The rows {verb}d.", {"application/json": self._rows()}, counted, written=True
+                ),
                 "204": self.shared.success(
-                    f"{verb.capitalize()}d (`Prefer: return=minimal`).", headers=[*counted, "Preference-Applied"]
+                    f"{verb.capitalize()}d (`Prefer: return=minimal`).",
+                    headers=[*counted, "Preference-Applied"],
+                    written=True,
                 ),
             },
             ("409", "413", "415", "422") if updating else ("409", "413"),
@@ -356,8 +367,11 @@ class ResourcePaths:
                 f"{description} (`{{row, previous}}` with `Prefer: previous`).",
                 {"application/json": {"anyOf": [self.row, previous]}},
                 ["ETag"],
+                written=True,
             ),
-            "204": self.shared.success("Written (`Prefer: return=minimal`).", headers=["Preference-Applied"]),
+            "204": self.shared.success(
+                "Written (`Prefer: return=minimal`).", headers=["Preference-Applied"], written=True
+            ),
         }
 
     def _get(self) -> Schema:
@@ -412,8 +426,12 @@ class ResourcePaths:
             f"delete{self.type}",
             f"Delete one `{self.type}` row",
             {
-                "200": self.shared.success("The row as it was.", {"application/json": self.row}, ["ETag"]),
-                "204": self.shared.success("Deleted (`Prefer: return=minimal`).", headers=["Preference-Applied"]),
+                "200": self.shared.success(
+                    "The row as it was.", {"application/json": self.row}, ["ETag"], written=True
+                ),
+                "204": self.shared.success(
+                    "Deleted (`Prefer: return=minimal`).", headers=["Preference-Applied"], written=True
+                ),
             },
             ("404", "409", "412"),
             description="Answers the row as it was; with `If-Match`, only while the row has that version.",
@@ -438,7 +456,7 @@ class ResourcePaths:
         return self._operation(
             f"update{self.type}{pascal(field.name)}",
             f"Replace the bytes of `{field.rest_name}`",
-            {"200": self.shared.success("The row as updated.", {"application/json": self.row}, ["ETag"])},
+            {"200": self.shared.success("The row as updated.", {"application/json": self.row}, ["ETag"], written=True)},
             ("404", "412", "413"),
             description="The body, of any media type, becomes the column's value; its name and type are not stored.",
             parameters=self.shared.parameters(["IfMatch"]),

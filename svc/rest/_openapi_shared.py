@@ -196,6 +196,11 @@ _HEADERS: dict[str, Schema] = {
     "Location": {"description": "The path of the created row.", "schema": _STRING},
     "ETag": {"description": 'The row\'s version, quoted (`"<rowVersion>"`).', "schema": _STRING},
     "X-Affected-Count": {"description": "The number of rows written.", "schema": _COUNT},
+    "X-WAL-Position": {
+        "description": "The primary's WAL position after the write committed (`16/B374D848`): sent back as"
+        " `X-Min-WAL-Position`, a later read is served by a read replica only once it has replayed the write.",
+        "schema": _STRING,
+    },  # fmt: skip
     "X-Next-Cursor": {
         "description": "The cursor to continue after this page, when more rows follow.",
         "schema": _STRING,
@@ -261,10 +266,20 @@ class Shared:
         return {name: self.header(name) for name in names}
 
     def success(
-        self, description: str, content: Mapping[str, Schema | None] | None = None, headers: Iterable[str] = ()
+        self,
+        description: str,
+        content: Mapping[str, Schema | None] | None = None,
+        headers: Iterable[str] = (),
+        *,
+        written: bool = False,
     ) -> Schema:
-        """A 2xx response; with rate limits on it carries the `RateLimit-*` headers too."""
-        names = [*headers, *(_RATE_LIMIT_HEADERS if self.rate_limited else ())]
+        """A 2xx response; with rate limits on it carries the `RateLimit-*` headers too, and `X-WAL-Position` when it
+        answers a write (`written`)."""
+        names = [
+            *headers,
+            *(("X-WAL-Position",) if written else ()),
+            *(_RATE_LIMIT_HEADERS if self.rate_limited else ()),
+        ]
         response: Schema = {"description": description}
         if names:
             response["headers"] = self.headers(names)

@@ -335,7 +335,10 @@ def test_function_results_by_return_kind(models):
     assert listed == ["wanted", *(f"#/components/parameters/{n}" for n in
                                   ("filter", "order", "first", "after", "fields", "include", "PreferCount"))]  # fmt: skip
     void = document(models, "catalog_features")["paths"]["/rest/rpc/touch_customer"]["post"]["responses"]
-    assert void["204"] == {"description": "Done."}
+    # A VOLATILE function is a write: its answer carries the primary's WAL position for read-your-writes.
+    assert void["204"] == {"description": "Done.", "headers": {"X-WAL-Position": header_ref("X-WAL-Position")}}
+    stable = paths["/rest/rpc/books_by_genre"]["get"]["responses"]["200"]
+    assert "headers" not in stable or "X-WAL-Position" not in stable["headers"]
 
 
 def test_a_function_named_like_a_generated_operation_is_prefixed(models):
@@ -389,11 +392,16 @@ def test_list_parameters_statuses_and_headers(models):
     )
 
 
+def header_ref(name):
+    return {"$ref": f"#/components/headers/{name}"}
+
+
 def test_writes_answer_their_statuses(models):
     paths = document(models, "writes")["paths"]
     create = paths["/rest/customers"]["post"]["responses"]
     assert list(create) == ["201", "204", "400", "401", "403", "404", "409", "413", "415", "422", "503"]
-    assert list(create["201"]["headers"]) == ["Location", "ETag"]
+    assert list(create["201"]["headers"]) == ["Location", "ETag", "X-WAL-Position"]
+    assert "X-WAL-Position" not in paths["/rest/customers/{id}"]["get"]["responses"]["200"]["headers"]
     update = paths["/rest/customers/{id}"]["patch"]
     assert list(update["requestBody"]["content"]) == [
         "application/json", "application/merge-patch+json", "application/json-patch+json", "multipart/form-data",
