@@ -58,6 +58,11 @@ class Code(enum.Enum):
 RETRYABLE = frozenset({Code.DATABASE_UNAVAILABLE, Code.SCHEMA_CHANGED})
 
 
+def first_line(exc: BaseException) -> str:
+    """What a log line or a message says of an exception: the first line of its text, else its type's name."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
 class SvcError(Exception):
     """An error the service answers with: a code, an HTTP status, a message and extension members.
 

@@ -14,6 +14,7 @@ import trio
 from psycopg import sql
 
 from svc.db import Connection
+from svc.errors import first_line
 
 from ._supervisor import backoff
 
@@ -51,7 +52,3 @@ async def listen(
                 reported = True
                 task_status.started()
             await trio.sleep(delay)
-
-
-def first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]

@@ -20,6 +20,8 @@ import attrs
 import psycopg
 import trio
 
+from svc.errors import first_line
+
 from ._pool import ConnectionSettings, Pool, open_pool
 
 log = logging.getLogger("svc.replicas")
@@ -129,7 +131,7 @@ class Replicas:
         """A request could not reach `replica`: out of the rotation now, and checked again at once."""
         if replica.health.in_rotation:
             replica.health = attrs.evolve(
-                replica.health, state=ReplicaState.UNREACHABLE, error=_reason(error), checked_at=datetime.now(UTC)
+                replica.health, state=ReplicaState.UNREACHABLE, error=first_line(error), checked_at=datetime.now(UTC)
             )
             log.warning("replica %s is out of the rotation: a read could not reach it (%s); reading on the primary",
                         replica.name, replica.health.error)  # fmt: skip
@@ -157,7 +159,7 @@ class Replicas:
                     cursor = await conn.execute(_REPLICA_CHECK, prepare=False)
                     row = await cursor.fetchone()
         except (psycopg.Error, OSError, trio.TooSlowError) as exc:
-            replica.health = ReplicaHealth(ReplicaState.UNREACHABLE, checked_at=now, error=_reason(exc))
+            replica.health = ReplicaHealth(ReplicaState.UNREACHABLE, checked_at=now, error=first_line(exc))
             return
         assert row is not None
         in_recovery, replayed, since_last = row
@@ -186,11 +188,6 @@ async def _primary_position(primary: Pool) -> int | None:
                 return int(row[0]) if row and row[0] is not None else None
     except (psycopg.Error, OSError, trio.TooSlowError):
         return None
-
-
-def _reason(error: BaseException) -> str:
-    text = str(error).strip().splitlines()
-    return text[0] if text else type(error).__name__
 
 
 @asynccontextmanager

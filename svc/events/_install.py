@@ -13,7 +13,7 @@ import psycopg
 from psycopg import sql
 
 from svc.db import Executor, Transaction
-from svc.errors import Code, SvcError
+from svc.errors import Code, SvcError, first_line
 from svc.snapshot import Snapshot, SnapshotError
 
 from ._capture import SCHEMA, CaptureDdl, capture_ddl
@@ -44,8 +44,7 @@ async def prepare_capture(executor: Executor, snapshot: Snapshot) -> Snapshot:
     except (psycopg.Error, SvcError) as exc:
         if isinstance(exc, SvcError) and exc.code is Code.DATABASE_UNAVAILABLE:
             raise
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise SnapshotError([f"events.install: installing the event capture failed: {reason}"]) from exc
+        raise SnapshotError([f"events.install: installing the event capture failed: {first_line(exc)}"]) from exc
     return snapshot
 
 
