@@ -79,13 +79,12 @@ class CompiledRead:
 
     statement: str
     keys: tuple[str, ...]
-
-    @property
-    def primary_only(self) -> bool:
-        """Whether the statement calls the session's temporary functions (`pg_temp.svc_*`, svc/db/_pool.py), which
-        a standby cannot create: it reads on the primary. Catalog names in the text are always quoted, so only the
-        compiler's own calls appear unquoted."""
-        return "pg_temp.svc_" in self.statement
+    #: Whether the statement calls the session's temporary functions (`pg_temp.svc_*`, svc/db/_pool.py), which a
+    #: standby cannot create: it reads on the primary. Catalog names in the text are always quoted, so only the
+    #: compiler's own calls appear unquoted. Found once, when the shape is compiled, not on every read.
+    primary_only: bool = attrs.field(
+        init=False, default=attrs.Factory(lambda self: "pg_temp.svc_" in self.statement, takes_self=True)
+    )
 
 
 def compile_read(plan: ReadPlan) -> CompiledRead:
