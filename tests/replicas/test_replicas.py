@@ -166,6 +166,19 @@ async def test_reads_are_served_by_the_standby_and_writes_by_the_primary(tmp_pat
         assert sql(database_url, "select count(*) from app_public.notes where body = %s", (body,)) == [(3,)]
 
 
+async def test_a_read_needing_the_session_s_functions_is_served_by_the_primary(tmp_path, database_url, standby):
+    """An estimated count EXPLAINs through a temporary function each primary connection creates; a standby cannot
+    create it, so such a read goes to the primary, while the same read without it goes to the standby."""
+    estimated = "{ inRecovery notesConnection(first: 1) { totalCount(estimate: true) } }"
+    exact = "{ inRecovery notesConnection(first: 1) { totalCount } }"
+    async with replicated(tmp_path, database_url, standby) as service:
+        await replica_becomes(service.client, "healthy")
+        data = await graphql(service.client, estimated)
+        assert data["inRecovery"] is False and data["notesConnection"]["totalCount"] >= 1
+        data = await graphql(service.client, exact)
+        assert data["inRecovery"] is True and data["notesConnection"]["totalCount"] >= 3
+
+
 async def test_without_replicas_the_primary_serves_reads(tmp_path, database_url):
     async with running_service(tmp_path, database_url, SETTINGS) as service:
         assert await on_standby(service.client) is False
