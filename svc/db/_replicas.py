@@ -15,6 +15,7 @@ import time
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from datetime import UTC, datetime
+from decimal import Decimal
 
 import attrs
 import psycopg
@@ -76,9 +77,10 @@ class Replica:
         self._refreshing: trio.Event | None = None
         self._refreshed_at = -1.0
 
-    def saw(self, replayed: int | None) -> None:
+    def saw(self, replayed: Decimal | int | None) -> None:
+        """A replayed position read from the replica (`pg_lsn` arithmetic answers numeric)."""
         if replayed is not None:
-            self.replayed = max(self.replayed, replayed)
+            self.replayed = max(self.replayed, int(replayed))
 
     async def refresh(self) -> None:
         """Read the replayed position now; requests asking at the same time share the one query."""
@@ -166,10 +168,15 @@ class Replicas:
         if not in_recovery:
             replica.health = ReplicaHealth(ReplicaState.NOT_STANDBY, checked_at=now, error="not in recovery")
             return
-        replayed = int(replayed) if replayed is not None else None
         replica.saw(replayed)
+        replayed = int(replayed) if replayed is not None else None
         behind = None if primary is None or replayed is None else max(0, primary - replayed)
-        seconds = None if behind is None or (behind and since_last is None) else float(since_last) if behind else 0.0
+        if behind is None:
+            seconds = None
+        elif behind == 0:
+            seconds = 0.0  # caught up: however long ago its last transaction was, an idle primary is not lag
+        else:
+            seconds = float(since_last) if since_last is not None else None
         health = ReplicaHealth(ReplicaState.HEALTHY, replayed, behind, seconds, now)
         if seconds is not None and seconds > max_lag:
             health = attrs.evolve(health, state=ReplicaState.LAGGING, error=f"{seconds:.1f}s behind the primary")
