@@ -10,10 +10,12 @@ and the session's settings are not.
 
 SPEC "Operations" (read replicas): a read the caller allows on a replica (`replica=True`: the pipeline's reads) runs
 on the next replica in the rotation that has replayed what the request asks for (`svc.db._positions`), else on the
-primary; a read whose replica cannot be reached runs on the primary instead, and the replica leaves the rotation.
-Everything else runs on the primary. A write made for a request reports the primary's position after its commit, in
-the same round trip as the commit. SPEC "Retryable": a statement naming what the database no longer has raises
-`SCHEMA_CHANGED` and calls `on_schema_changed` (the server asks the reloader for a new snapshot).
+primary. A read whose replica cannot be reached runs on the primary instead (the replica leaves the rotation), and
+so does a read naming what the replica lacks: the snapshot was read from the primary, and the replica may not have
+replayed that DDL yet; it is drift only when the primary lacks it too. Everything else runs on the primary. A write
+made for a request reports the primary's position after its commit, in the same round trip as the commit. SPEC
+"Retryable": a statement naming what the database no longer has raises `SCHEMA_CHANGED` and calls
+`on_schema_changed` (the server asks the reloader for a new snapshot).
 """
 
 import functools
@@ -38,7 +40,7 @@ from ._connection import Connection
 from ._errors import RETRYABLE_SQLSTATES, map_database_error
 from ._pool import Pool
 from ._positions import current_positions
-from ._replicas import Replica, Replicas
+from ._replicas import Replicas
 
 log = logging.getLogger("svc.db")
 
@@ -235,24 +237,22 @@ class Executor:
 
     async def _routed(self, attempt: Callable[[Pool], Awaitable[T]], replica: bool) -> T:
         """`attempt` on a replica when allowed and one is in the rotation with what the request asks for, else on the
-        primary; on the primary too when the replica cannot be reached (it leaves the rotation)."""
-        chosen = await self._replica() if replica else None
+        primary. On the primary too when the replica cannot be reached (it leaves the rotation), or lacks what the
+        statement names: a snapshot is read from the primary, and a replica may not have replayed that DDL yet."""
+        if not replica or self.replicas is None:
+            return await attempt(self.pool)
+        positions = current_positions()
+        chosen = await self.replicas.choose(positions.minimum if positions is not None else None)
         if chosen is not None:
             try:
                 return await attempt(chosen.pool)
             except psycopg.Error as exc:
                 mapped = map_database_error(exc)
-                if mapped is None or mapped.code is not Code.DATABASE_UNAVAILABLE:
+                if mapped is None or mapped.code not in (Code.DATABASE_UNAVAILABLE, Code.SCHEMA_CHANGED):
                     raise
-                assert self.replicas is not None
-                self.replicas.failed(chosen, exc)
+                if mapped.code is Code.DATABASE_UNAVAILABLE:
+                    self.replicas.failed(chosen, exc)
         return await attempt(self.pool)
-
-    async def _replica(self) -> Replica | None:
-        if self.replicas is None:
-            return None
-        positions = current_positions()
-        return await self.replicas.choose(positions.minimum if positions is not None else None)
 
     async def _retrying(self, attempt_once: Callable[[], Awaitable[T]]) -> T:
         """Retry on serialization failure or deadlock (jittered backoff); map connection-level failures."""

@@ -288,6 +288,30 @@ async def test_a_read_after_a_write_sees_it_from_the_primary_until_the_standby_h
             await in_thread(standby.resume_replay)
 
 
+async def test_a_read_of_a_column_the_standby_has_not_replayed_yet_is_served_by_the_primary(
+    tmp_path, database_url, standby
+):
+    """The schema is read from the primary: a column it has and the lagging standby lacks is read on the primary,
+    neither SCHEMA_CHANGED nor a reload (the database did not drift; the standby is behind)."""
+    async with replicated(tmp_path, database_url, standby) as service:
+        client = service.client
+        await replica_becomes(client, "healthy")
+        await in_thread(standby.pause_replay)
+        try:
+            await in_thread(sql, database_url, "alter table app_public.notes add column mood text")
+            await in_thread(sql, database_url, "notify svc_reload")
+            with trio.fail_after(10):
+                while (await client.get("/health")).json()["schema"]["generation"] < 2:
+                    await trio.sleep(0.05)
+            data = await graphql(client, "{ inRecovery notes { mood } }")
+            assert data["inRecovery"] is False and data["notes"]
+            assert await on_standby(client) is True  # the standby stays in the rotation for what it has
+            assert (await client.get("/health")).json()["schema"]["generation"] == 2  # no reload for it
+        finally:
+            await in_thread(standby.resume_replay)
+            await in_thread(sql, database_url, "alter table app_public.notes drop column if exists mood")
+
+
 async def test_a_position_far_ahead_goes_to_the_primary_and_one_long_replayed_to_the_standby(
     tmp_path, database_url, standby
 ):
