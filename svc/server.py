@@ -24,8 +24,6 @@ import time
 from collections.abc import Sequence
 from functools import partial
 
-import hypercorn.config
-import hypercorn.trio
 import trio
 
 from svc.actors import (
@@ -42,6 +40,7 @@ from svc.actors import (
 from svc.auth import Authenticator
 from svc.config import Config, ConfigError, LoadedConfig, load_config
 from svc.db import ConnectionSettings, Executor, PoolStats, Replicas, open_pool, open_replicas
+from svc.edge import EdgeSettings, serve_http
 from svc.events import prepare_capture
 from svc.graphql import Registry
 from svc.http import (
@@ -217,10 +216,8 @@ async def _serve(
             if own_listener:
                 assert metrics.listen is not None
                 metrics_app = App(config, holder, metrics_routes, authenticator=authenticator)
-                metrics_config = _hypercorn_config(config, metrics.listen)
-                await nursery.start(partial(hypercorn.trio.serve, metrics_app, metrics_config,
-                                            shutdown_trigger=shutdown.wait))  # fmt: skip
-            serving = partial(_serve_http, app, _hypercorn_config(config), shutdown, drained, nursery.cancel_scope)
+                await nursery.start(serve_http, metrics_app, edge_settings(config, metrics.listen), shutdown)
+            serving = partial(_serve_http, app, edge_settings(config), shutdown, drained, nursery.cancel_scope)
             binds = await nursery.start(serving)
             log.info("svc %s serving %s in %s mode on %s", VERSION, ", ".join(config.database.schemas),
                      config.mode, ", ".join(binds))  # fmt: skip
@@ -285,34 +282,36 @@ async def _first_snapshot(reloader: Reloader) -> None:
         raise StartupError(str(exc)) from exc
 
 
-def _hypercorn_config(config: Config, bind: str | None = None) -> hypercorn.config.Config:
-    """hypercorn's settings for the API port, or for another listener at `bind` (host:port)."""
-    hc = hypercorn.config.Config()
-    hc.bind = [bind or f"{_bracketed(config.server.host)}:{config.server.port}"]
-    hc.graceful_timeout = config.server.shutdown_timeout.seconds
-    hc.include_server_header = False
-    hc.accesslog = None
-    hc.errorlog = logging.getLogger("hypercorn.error")  # configured with ours (svc.telemetry)
-    return hc
-
-
-def _bracketed(host: str) -> str:
-    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+def edge_settings(config: Config, bind: str | None = None) -> EdgeSettings:
+    """The HTTP edge's settings for the API port, or for another listener at `bind` (host:port)."""
+    server = config.server
+    host, port = server.host, server.port
+    if bind is not None:
+        host, _, number = bind.rpartition(":")
+        port = int(number)
+    return EdgeSettings(
+        http=server.http,
+        host=host,
+        port=port,
+        keep_alive_timeout=server.keep_alive_timeout.seconds,
+        header_timeout=server.header_timeout.seconds,
+        shutdown_timeout=server.shutdown_timeout.seconds,
+    )
 
 
 async def _serve_http(
     app: App,
-    hc: hypercorn.config.Config,
+    settings: EdgeSettings,
     shutdown: trio.Event,
     drained: Sequence[trio.Event],
     root: trio.CancelScope,
     *,
     task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Run hypercorn until `shutdown` is set and its in-flight requests are done; wait for the actors that finish
-    work on shutdown (`drained`: the event dispatcher's deliveries in flight), then stop everything else."""
-    await hypercorn.trio.serve(app, hc, shutdown_trigger=shutdown.wait, task_status=task_status)
-    with trio.move_on_after(hc.graceful_timeout):
+    """Serve the API until `shutdown` is set and its in-flight requests are answered; wait for the actors that
+    finish work on shutdown (`drained`: the event dispatcher's deliveries in flight), then stop everything else."""
+    await serve_http(app, settings, shutdown, task_status=task_status)
+    with trio.move_on_after(settings.shutdown_timeout):
         for event in drained:
             await event.wait()
     root.cancel()

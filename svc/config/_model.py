@@ -107,6 +107,19 @@ class ServerConfig:
         Duration.parse("20s"),
         doc="On SIGTERM, how long in-flight requests may run on before they are cancelled.",
     )
+    http: Literal["fast", "hypercorn"] = setting(
+        "fast",
+        doc="Who serves HTTP/1.1: `fast`, svc's own edge (WebSocket and HTTP/2 connections are handed to hypercorn "
+        "on the same port), or `hypercorn` for every connection.",
+    )
+    keep_alive_timeout: Duration = setting(
+        Duration.parse("5s"), doc="An idle keep-alive connection is closed after this long."
+    )
+    header_timeout: Duration = setting(
+        Duration.parse("10s"),
+        doc="How long a request's head (request line and headers) may take to arrive, from its first byte (the "
+        "fast edge; slow clients are closed).",
+    )
     cors: CorsConfig = section(CorsConfig, "Cross-origin resource sharing.")
 
 

@@ -1,0 +1,579 @@
+"""The HTTP edge: who turns bytes on the API port into ASGI calls (ARCHITECTURE.md, "The edge").
+
+Two edges serve the same ASGI app, chosen by `server.http`:
+
+- `fast` (the default): cleartext HTTP/1.1 served by a Trio protocol on `httptools` (llhttp), one task per
+  connection running its requests one after the other (pipelined requests are answered in order), no task, channel or
+  timer per request. A connection that asks for something else is handed to hypercorn on the same port, the bytes read
+  so far replayed to it: a WebSocket upgrade (subscriptions), an `Upgrade: h2c` request and the HTTP/2 preface.
+- `hypercorn`: hypercorn's Trio worker serves every connection (h11, HTTP/2, WebSocket).
+
+Limits (the fast edge; hypercorn's h11 has its own, close to them): a request target over 8 KiB is 414, a head over
+16 KiB or with more than 100 fields 431, anything llhttp refuses (smuggling shapes such as Content-Length with
+Transfer-Encoding or two Content-Lengths, bad chunk sizes, invalid bytes) 400, each answered with `connection: close`
+and the connection closed. A head must arrive within `server.header_timeout` of its first byte, and each wait for
+more of a body is bounded the same way; an idle keep-alive connection is closed after `server.keep_alive_timeout`.
+The body limit is the app's (`limits.request_body_bytes`, 413): a response sent while the request's body is still
+unread closes the connection rather than reading the rest.
+
+Graceful shutdown (SIGTERM, the `shutdown` event): the listeners close (new connections are refused), idle
+connections close at once, unless the bytes of a request are already waiting in them, and every request whose head
+was read is answered with `connection: close`; `serve_http` returns as soon as no connection is left, at the latest
+after `server.shutdown_timeout` (then what is left is cancelled).
+"""
+
+import logging
+import math
+import select
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, MutableMapping
+from email.utils import formatdate
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import unquote
+
+import attrs
+import httptools
+import hypercorn.config
+import hypercorn.trio
+import trio
+from hypercorn.app_wrappers import ASGIWrapper
+from hypercorn.trio.tcp_server import TCPServer
+from hypercorn.trio.worker_context import WorkerContext
+from hypercorn.typing import ConnectionState
+
+log = logging.getLogger("svc.edge")
+
+ASGIApp = Callable[[MutableMapping[str, Any], Any, Any], Awaitable[None]]
+
+MAX_TARGET = 8 * 1024
+MAX_HEAD = 16 * 1024
+MAX_FIELDS = 100
+READ_SIZE = 64 * 1024
+#: The first bytes of an HTTP/2 connection with prior knowledge (RFC 9113, 3.4).
+H2_PREFACE = b"PRI * HTTP/2.0\r\n"
+
+
+@attrs.frozen
+class EdgeSettings:
+    http: str = "fast"  # "fast" or "hypercorn"
+    host: str = "127.0.0.1"
+    port: int = 4000
+    keep_alive_timeout: float = 5.0
+    header_timeout: float = 10.0
+    shutdown_timeout: float = 20.0
+
+
+async def serve_http(
+    app: ASGIApp,
+    settings: EdgeSettings,
+    shutdown: trio.Event,
+    *,
+    task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve `app` on `settings.host:port` until `shutdown` is set and what was in flight is answered; report the
+    bound addresses (`http://host:port`) once listening."""
+    hc = _hypercorn_config(settings)
+    if settings.http == "hypercorn":
+        await hypercorn.trio.serve(app, hc, shutdown_trigger=shutdown.wait, task_status=task_status)  # type: ignore[arg-type]
+        return
+    await _FastEdge(app, settings, hc).serve(shutdown, task_status)
+
+
+def _hypercorn_config(settings: EdgeSettings) -> hypercorn.config.Config:
+    hc = hypercorn.config.Config()
+    host = settings.host
+    hc.bind = [f"[{host}]:{settings.port}" if ":" in host and not host.startswith("[") else f"{host}:{settings.port}"]
+    hc.graceful_timeout = settings.shutdown_timeout
+    hc.keep_alive_timeout = settings.keep_alive_timeout
+    hc.h11_max_incomplete_size = MAX_HEAD
+    hc.include_server_header = False
+    hc.accesslog = None
+    hc.errorlog = logging.getLogger("hypercorn.error")  # configured with ours (svc.telemetry)
+    return hc
+
+
+class _Refused(Exception):
+    """A request the edge answers itself with `status` and closes on (raised from the parser's callbacks)."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+class _Date:
+    """The `date` header's value, formatted at most once a second."""
+
+    def __init__(self) -> None:
+        self._second = 0
+        self._value = b""
+
+    def value(self) -> bytes:
+        now = int(time.time())
+        if now != self._second:
+            self._second = now
+            self._value = formatdate(now, usegmt=True).encode()
+        return self._value
+
+
+class _FastEdge:
+    def __init__(self, app: ASGIApp, settings: EdgeSettings, hc: hypercorn.config.Config) -> None:
+        self.app = app
+        self.settings = settings
+        self.hc = hc
+        self.date = _Date()
+        #: Set on shutdown: no connection is kept alive after its current request.
+        self.closing = False
+        self.connections: set[_Connection] = set()
+        # What handed-over connections share with hypercorn: its app wrapper and worker context (terminated on
+        # shutdown, which closes its idle connections).
+        self.handed_app = ASGIWrapper(app)  # type: ignore[arg-type]
+        self.context = WorkerContext(None)
+
+    async def serve(self, shutdown: trio.Event, task_status: trio.TaskStatus[list[str]]) -> None:
+        host = self.settings.host
+        listeners = await trio.open_tcp_listeners(self.settings.port, host=host.strip("[]") or None)
+        binds = [_url(listener.socket.getsockname()) for listener in listeners]
+        async with trio.open_nursery() as connections:
+            async with trio.open_nursery() as accepting:
+                for listener in listeners:
+                    accepting.start_soon(self._accept, listener, connections)
+                task_status.started(binds)
+                await shutdown.wait()
+                accepting.cancel_scope.cancel()
+            for listener in listeners:
+                await listener.aclose()
+            self.closing = True
+            await self.context.terminated.set()
+            for connection in list(self.connections):
+                connection.shutdown()
+            connections.cancel_scope.deadline = trio.current_time() + self.settings.shutdown_timeout
+
+    async def _accept(self, listener: trio.SocketListener, nursery: trio.Nursery) -> None:
+        while True:
+            try:
+                stream = await listener.accept()
+            except OSError as exc:  # out of file descriptors or memory: wait for some to be freed
+                log.error("cannot accept a connection: %s", exc)
+                await trio.sleep(0.1)
+                continue
+            nursery.start_soon(_Connection(self, stream).run)
+
+
+def _url(address: Any) -> str:
+    host, port = address[0], address[1]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+class _Message:
+    """One request as the parser reads it: its head, then its body as it arrives."""
+
+    __slots__ = ("target", "headers", "head_size", "method", "version", "keep_alive", "expect_continue", "body",
+                 "complete", "upgrade")  # fmt: skip
+
+    def __init__(self) -> None:
+        self.target = b""
+        self.headers: list[tuple[bytes, bytes]] = []
+        self.head_size = 0
+        self.method = "GET"
+        self.version = "1.1"
+        self.keep_alive = True
+        self.expect_continue = False
+        self.body: list[bytes] = []
+        self.complete = False
+        self.upgrade = False
+
+
+class _Connection:
+    """One client connection: its parser, the requests read and not yet answered (in order), the one running."""
+
+    def __init__(self, edge: _FastEdge, stream: trio.SocketStream) -> None:
+        self.edge = edge
+        self.stream = stream
+        self.parser = httptools.HttpRequestParser(self)
+        #: Requests whose head is read, oldest first; the first is the one being answered.
+        self.pending: deque[_Message] = deque()
+        #: The request whose head is being read (None between requests).
+        self.parsing: _Message | None = None
+        self.head_started = 0.0
+        self.head_bytes = 0  # bytes fed since the head began, while it is incomplete
+        #: The request the parser's body callbacks belong to.
+        self.receiving: _Message | None = None
+        self.eof = False
+        #: A status to answer once the requests before it are answered, then close (a request that cannot be read).
+        self.refusal: int | None = None
+        #: Bytes after an upgrade request's head (they belong to the protocol it is handed to).
+        self.upgrade_tail = b""
+        self.first = True  # nothing told yet of what the connection speaks
+        self.sniffed = b""
+        #: Whether closing should first read what the client still sends (after an answer that ends the connection).
+        self.lingering = False
+        self.idle_at = trio.current_time()
+        #: The wait for the next request, cancelled by shutdown while the connection is idle.
+        self.waiting: trio.CancelScope | None = None
+        socket = stream.socket
+        self.client = _address(socket.getpeername())
+        self.server = _address(socket.getsockname())
+
+    # --- the parser's callbacks --------------------------------------------------------------------------------
+
+    def on_message_begin(self) -> None:
+        self.parsing = _Message()
+        self.head_started = trio.current_time()
+        self.head_bytes = 0
+
+    def on_url(self, url: bytes) -> None:
+        message = self.parsing
+        assert message is not None
+        message.target += url
+        if len(message.target) > MAX_TARGET:
+            raise _Refused(414)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        message = self.parsing
+        assert message is not None
+        message.head_size += len(name) + len(value) + 4
+        message.headers.append((name.lower(), value))
+        if message.head_size > MAX_HEAD or len(message.headers) > MAX_FIELDS:
+            raise _Refused(431)
+
+    def on_headers_complete(self) -> None:
+        message = self.parsing
+        assert message is not None
+        parser = self.parser
+        message.method = parser.get_method().decode("ascii")
+        message.version = parser.get_http_version()
+        message.keep_alive = parser.should_keep_alive()
+        message.upgrade = parser.should_upgrade()
+        for name, value in message.headers:
+            if name == b"expect" and value.lower() == b"100-continue":
+                message.expect_continue = True
+        self.pending.append(message)
+        self.receiving = message
+        self.parsing = None
+
+    def on_body(self, body: bytes) -> None:
+        assert self.receiving is not None
+        self.receiving.body.append(body)
+
+    def on_message_complete(self) -> None:
+        assert self.receiving is not None
+        self.receiving.complete = True
+        self.receiving = None
+
+    # --- reading -----------------------------------------------------------------------------------------------
+
+    def _feed(self, data: bytes) -> None:
+        """Parse `data`; a request that cannot be read becomes `refusal` (answered after those before it)."""
+        if not data:
+            self.eof = True
+            return
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade as upgrade:
+            self.upgrade_tail = data[upgrade.args[0] :]
+        except httptools.HttpParserCallbackError as error:
+            refused = error.__context__
+            self.refusal = refused.status if isinstance(refused, _Refused) else 400
+        except httptools.HttpParserError:
+            self.refusal = 400
+        else:
+            if self.parsing is not None:
+                self.head_bytes += len(data)
+                if self.head_bytes > MAX_HEAD + READ_SIZE:  # one header growing without end
+                    self.refusal = 431
+
+    def _deadline(self) -> float:
+        """When the wait for more of the next request ends: its head's deadline once it began, else idleness."""
+        settings = self.edge.settings
+        if self.parsing is not None or self.first:
+            started = self.head_started if self.parsing is not None else self.idle_at
+            return started + settings.header_timeout
+        return self.idle_at + settings.keep_alive_timeout
+
+    async def _next(self) -> _Message | None:
+        """The next request to answer, once its head is read; None when the connection is to be closed."""
+        while not self.pending:
+            if self.refusal is not None:
+                await self._refuse(self.refusal)
+                return None
+            if self.eof or self.upgrade_tail:
+                return None
+            deadline = self._deadline()
+            if self.edge.closing and self.parsing is None:
+                if not self._readable():
+                    return None
+                deadline = math.inf  # a request's bytes are waiting: the read returns at once
+            data = b""
+            with trio.CancelScope(deadline=deadline) as scope:
+                self.waiting = scope
+                data = await self.stream.receive_some(READ_SIZE)
+            self.waiting = None
+            if scope.cancelled_caught:  # timed out, or the shutdown found the connection idle
+                if self.edge.closing and self.parsing is None:
+                    continue  # closed unless a request is waiting in it (looked at above)
+                return None
+            if self.first and data:
+                # HTTP/2 with prior knowledge goes to hypercorn: read until the preface is told from HTTP/1.1.
+                self.sniffed += data
+                if H2_PREFACE.startswith(self.sniffed[: len(H2_PREFACE)]):
+                    if len(self.sniffed) >= len(H2_PREFACE):
+                        await self._hand_over(self.sniffed)
+                        return None
+                    continue
+                data, self.sniffed, self.first = self.sniffed, b"", False
+            self._feed(data)
+        return self.pending[0]
+
+    def _readable(self) -> bool:
+        """Whether bytes (or the end of the stream) are waiting to be read, without waiting for them."""
+        try:
+            readable, _, _ = select.select([self.stream.socket.fileno()], [], [], 0)
+        except (OSError, ValueError):
+            return False
+        return bool(readable)
+
+    def shutdown(self) -> None:
+        """The service is stopping: an idle connection stops waiting for its next request."""
+        if self.waiting is not None and self.parsing is None and not self.pending:
+            self.waiting.cancel()
+
+    # --- answering ---------------------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        self.edge.connections.add(self)
+        try:
+            while (message := await self._next()) is not None:
+                if message.upgrade:
+                    await self._hand_over(_replayed(message) + self.upgrade_tail)
+                    return
+                if not await self._answer(message):
+                    return
+                self.pending.popleft()
+                self.idle_at = trio.current_time()
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass  # the client went away
+        finally:
+            self.edge.connections.discard(self)
+            await self._close()
+
+    async def _answer(self, message: _Message) -> bool:
+        """Run the app for `message`; whether the connection may carry another request."""
+        target = message.target
+        if target[:1] == b"/":
+            raw_path, _, query = target.partition(b"?")
+        else:  # absolute form (a proxy's), or the asterisk of OPTIONS *
+            try:
+                url = httptools.parse_url(target)
+            except httptools.HttpParserInvalidURLError:
+                url = None
+            if target == b"*" or url is None:
+                await self._refuse(400 if url is None and target != b"*" else 404)
+                return False
+            raw_path, query = url.path or b"/", url.query or b""
+        try:
+            path = unquote(raw_path.decode("ascii"))
+        except UnicodeDecodeError:
+            await self._refuse(400)
+            return False
+        scope = {
+            "type": "http",
+            "asgi": _ASGI,
+            "http_version": message.version,
+            "method": message.method,
+            "scheme": "http",
+            "path": path,
+            "raw_path": raw_path,
+            "query_string": query,
+            "root_path": "",
+            "headers": message.headers,
+            "client": self.client,
+            "server": self.server,
+        }
+        self.status = 0
+        self.response_headers: Any = ()
+        self.head_sent = self.finished = self.body_done = self.continued = False
+        self.keep = self.chunked = self.no_body = False
+        try:
+            await self.edge.app(scope, self._receive, self._send)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            raise
+        except Exception as exc:
+            log.error("unhandled error answering %s %s", message.method, path, exc_info=exc)
+        if not self.finished:
+            if not self.head_sent:
+                await self._refuse(500)
+            return False
+        return self.keep
+
+    async def _receive(self) -> dict[str, Any]:
+        message = self.pending[0]
+        while True:
+            if message.body:
+                body = message.body[0] if len(message.body) == 1 else b"".join(message.body)
+                message.body.clear()
+                self.body_done = message.complete
+                return {"type": "http.request", "body": body, "more_body": not message.complete}
+            if message.complete:
+                if not self.body_done:
+                    self.body_done = True
+                    return {"type": "http.request", "body": b"", "more_body": False}
+                return await self._disconnected()
+            if self.eof or self.refusal is not None:  # the body will not be completed
+                return {"type": "http.disconnect"}
+            if message.expect_continue and not self.continued and not self.head_sent:
+                self.continued = True
+                await self.stream.send_all(b"HTTP/1.1 100 Continue\r\n\r\n")
+            data = b""
+            with trio.move_on_after(self.edge.settings.header_timeout) as scope:
+                data = await self.stream.receive_some(READ_SIZE)
+            if scope.cancelled_caught:  # the rest of the body is too slow to come
+                self.refusal = 408
+                return {"type": "http.disconnect"}
+            self._feed(data)
+
+    async def _disconnected(self) -> dict[str, Any]:
+        """Wait for the client to go away (a streamed answer stops then); reading stops at the next request."""
+        while not (self.eof or self.refusal is not None or self.upgrade_tail or len(self.pending) > 1):
+            self._feed(await self.stream.receive_some(READ_SIZE))
+        if self.eof:
+            return {"type": "http.disconnect"}
+        await trio.sleep_forever()
+        raise AssertionError  # not reached
+
+    async def _send(self, event: MutableMapping[str, Any]) -> None:
+        kind = event["type"]
+        if kind == "http.response.start":
+            self.status = event["status"]
+            self.response_headers = event.get("headers", ())
+            return
+        if kind != "http.response.body" or self.finished or not self.status:
+            return
+        body = event.get("body", b"")
+        more = event.get("more_body", False)
+        if not self.head_sent:
+            data = self._head(None if more else len(body))
+            self.head_sent = True
+            if not self.no_body:
+                data += _chunk(body) if self.chunked else body
+        elif self.no_body:
+            data = b""
+        else:
+            data = _chunk(body) if self.chunked else body
+        if not more:
+            self.finished = True
+            if self.chunked and not self.no_body:
+                data += b"0\r\n\r\n"
+        if data:
+            await self.stream.send_all(data)
+
+    def _head(self, length: int | None) -> bytes:
+        """The response's status line and headers; decides its framing and whether the connection stays open."""
+        message = self.pending[0]
+        status = self.status
+        lines = [_STATUS_LINES.get(status) or b"HTTP/1.1 %d \r\n" % status]
+        framed = False
+        for name, value in self.response_headers:
+            if name == b"content-length":
+                framed = True
+            elif name in (b"connection", b"transfer-encoding"):
+                continue  # the edge's to decide
+            lines.append(b"%s: %s\r\n" % (name, value))
+        bodiless = status < 200 or status in (204, 304)
+        self.no_body = bodiless or message.method == "HEAD"
+        keep = message.keep_alive and message.complete and not self.edge.closing and not self.eof
+        if not framed and not bodiless and message.method != "HEAD":
+            if length is not None:
+                lines.append(b"content-length: %d\r\n" % length)
+            elif message.version == "1.1":
+                self.chunked = True
+                lines.append(b"transfer-encoding: chunked\r\n")
+            else:
+                keep = False  # an HTTP/1.0 client reads to the end of the connection
+        if not keep:
+            lines.append(b"connection: close\r\n")
+            self.lingering = True
+        elif message.version == "1.0":
+            lines.append(b"connection: keep-alive\r\n")
+        lines.append(b"date: %s\r\n\r\n" % self.edge.date.value())
+        self.keep = keep
+        return b"".join(lines)
+
+    async def _refuse(self, status: int) -> None:
+        """Answer a request the edge cannot pass on (unreadable, too large, too slow) and close."""
+        head = _STATUS_LINES.get(status) or b"HTTP/1.1 %d \r\n" % status
+        try:
+            await self.stream.send_all(
+                head + b"content-length: 0\r\nconnection: close\r\ndate: %s\r\n\r\n" % self.edge.date.value()
+            )
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+        self.lingering = True
+
+    async def _close(self) -> None:
+        """Close the connection; after an answer that may have left bytes unread, read them first (for a while) so
+        that the client is not reset before it reads the answer."""
+        try:
+            if self.lingering and not self.eof:
+                await self.stream.send_eof()
+                with trio.move_on_after(LINGER):
+                    while await self.stream.receive_some(READ_SIZE):
+                        pass
+        except (trio.BrokenResourceError, trio.ClosedResourceError, trio.BusyResourceError):
+            pass
+        finally:
+            await self.stream.aclose()
+
+    async def _hand_over(self, received: bytes) -> None:
+        """Let hypercorn serve the connection (WebSocket, HTTP/2), starting with the bytes already read."""
+        stream = _Replayed(self.stream, received)
+        await TCPServer(self.edge.handed_app, self.edge.hc, self.edge.context, ConnectionState({}), stream)  # type: ignore[arg-type]
+
+
+def _address(address: Any) -> tuple[str, int] | None:
+    return (address[0], address[1]) if isinstance(address, tuple) else None
+
+
+def _chunk(body: bytes) -> bytes:
+    return b"%x\r\n%s\r\n" % (len(body), body) if body else b""
+
+
+def _replayed(message: _Message) -> bytes:
+    """An upgrade request's bytes, made again from what was parsed (for hypercorn to read)."""
+    head = [b"%s %s HTTP/%s\r\n" % (message.method.encode(), message.target, message.version.encode())]
+    head += [b"%s: %s\r\n" % field for field in message.headers]
+    return b"".join(head) + b"\r\n" + b"".join(message.body)
+
+
+class _Replayed(trio.abc.HalfCloseableStream):
+    """A connection's stream with the bytes the fast edge read from it put back in front."""
+
+    def __init__(self, stream: trio.SocketStream, received: bytes) -> None:
+        self.stream = stream
+        self.socket = stream.socket  # hypercorn reads the addresses from it
+        self.received = received
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes:
+        if self.received:
+            data, self.received = self.received, b""
+            return data
+        return await self.stream.receive_some(max_bytes)
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        await self.stream.send_all(data)
+
+    async def wait_send_all_might_not_block(self) -> None:
+        await self.stream.wait_send_all_might_not_block()
+
+    async def send_eof(self) -> None:
+        await self.stream.send_eof()
+
+    async def aclose(self) -> None:
+        await self.stream.aclose()
+
+
+_ASGI = {"version": "3.0", "spec_version": "2.3"}
+_STATUS_LINES = {status.value: b"HTTP/1.1 %d %s\r\n" % (status.value, status.phrase.encode()) for status in HTTPStatus}
+#: How long a connection closed after an answer reads what the client still sends, so that the answer is not lost.
+LINGER = 1.0
