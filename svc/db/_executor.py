@@ -18,6 +18,7 @@ made for a request reports the primary's position after its commit, in the same 
 `on_schema_changed` (the server asks the reloader for a new snapshot).
 """
 
+import contextlib
 import functools
 import logging
 import random
@@ -86,15 +87,55 @@ class StatementCounter:
 
 class Transaction:
     """The open transaction a unit of work runs its statements in (`kind`: the operation it serves, `query` or
-    `mutation`)."""
+    `mutation`).
+
+    The unit's own transaction (`open`) runs in psycopg's pipeline mode: BEGIN and the session's settings are sent
+    with the first statement, and the statement a unit marks `last` with the COMMIT (and the position query), the
+    pipeline's closing sync answering them all; so a write with its payload read costs two round trips and a read as
+    a role one. A statement's error is raised by the call that sent it, as without the pipeline (`execute` waits for
+    its answer)."""
 
     def __init__(
-        self, conn: Connection, comment: sql.Composable | None, counter: StatementCounter, kind: str = "mutation"
+        self,
+        conn: Connection,
+        comment: sql.Composable | None,
+        counter: StatementCounter,
+        kind: str = "mutation",
+        *,
+        report_position: bool = False,
     ) -> None:
         self.connection = conn
         self._comment = comment
         self._counter = counter
         self._kind = kind
+        self._report_position = report_position
+        self._pipelining: contextlib.AsyncExitStack | None = None
+        self._pipeline: psycopg.AsyncPipeline | None = None
+        #: Whether the unit's `last` statement committed the transaction.
+        self.committed = False
+        #: The primary's WAL position after the commit, when asked for (`report_position`).
+        self.position: int | None = None
+
+    async def open(self, begin: LiteralString, session: Session | None) -> None:
+        """Start the unit's own transaction in pipeline mode: BEGIN and the session wait for the first statement."""
+        self._pipelining = contextlib.AsyncExitStack()
+        self._pipeline = await self._pipelining.enter_async_context(self.connection.pipeline())
+        await self.connection.execute(begin, prepare=False)
+        if session is not None and (session.role or session.settings):
+            await _start_session(self.connection, session)
+
+    async def commit(self) -> None:
+        """Commit the unit's own transaction (when its last statement did not)."""
+        position = await self._send_commit()
+        await self._end()
+        await self._committed(position)
+
+    async def abandon(self, error: BaseException) -> None:
+        """Leave pipeline mode after `error` (what the server still answers is dropped); the caller rolls back."""
+        stack, self._pipelining, self._pipeline = self._pipelining, None, None
+        if stack is not None:
+            with contextlib.suppress(Exception):
+                await stack.__aexit__(type(error), error, error.__traceback__)
 
     async def execute(
         self,
@@ -112,19 +153,89 @@ class Transaction:
             else:
                 query = sql.Composed([sql.SQL(query) if isinstance(query, str) else query, self._comment])
         self._counter.sent += 1
-        return await _recorded(self._kind, query, self.connection.execute(query, params, prepare=prepare))
+        return await _recorded(self._kind, query, self._executed(query, params, prepare))
 
-    async def fetch_raw(self, statement: str, params: Mapping[str, Any]) -> tuple[bytes | None, ...]:
-        """The one row of a compiled statement, its text columns as raw bytes (prepared: its text is its shape)."""
+    async def _executed(self, query: Any, params: Params | None, prepare: bool | None) -> psycopg.AsyncCursor[Any]:
+        cursor = await self.connection.execute(query, params, prepare=prepare)
+        if self._pipeline is not None:
+            await self._pipeline.sync()  # its answer (and its error) now, as the caller expects
+        return cursor
+
+    async def fetch_raw(
+        self, statement: str, params: Mapping[str, Any], *, last: bool = False
+    ) -> tuple[bytes | None, ...]:
+        """The one row of a compiled statement, its text columns as raw bytes (prepared: its text is its shape).
+        `last`: the unit's last statement, sent with the commit when the transaction is the unit's own."""
         self._counter.sent += 1
         text = _tagged(statement, self._comment)
-        (row,) = await _fetch_rows(self.connection, text, params, one=True, kind=self._kind)
+        (row,) = await _recorded(self._kind, text, self._fetch(text, params, one=True, last=last))
         return row
 
-    async def fetch_rows(self, statement: str, params: Mapping[str, Any]) -> list[tuple[bytes | None, ...]]:
-        """Every row of a compiled statement, text columns as raw bytes."""
+    async def fetch_rows(
+        self, statement: str, params: Mapping[str, Any], *, last: bool = False
+    ) -> list[tuple[bytes | None, ...]]:
+        """Every row of a compiled statement, text columns as raw bytes; `last` as `fetch_raw`."""
         self._counter.sent += 1
-        return await _fetch_rows(self.connection, _tagged(statement, self._comment), params, kind=self._kind)
+        text = _tagged(statement, self._comment)
+        return await _recorded(self._kind, text, self._fetch(text, params, one=False, last=last))
+
+    async def _fetch(
+        self, statement: str, params: Mapping[str, Any], *, one: bool, last: bool
+    ) -> list[tuple[bytes | None, ...]]:
+        pipeline = self._pipeline
+        if pipeline is not None and last:
+            cursor = await _execute(self.connection, statement, params)
+            position = await self._send_commit()
+            await self._end()
+            rows = await _rows_of(cursor, one=one)  # answered by the sync
+            await self._committed(position)
+            return rows
+        try:
+            return await _fetch(self.connection, statement, params, one=one)
+        except psycopg.Error:
+            if pipeline is not None:
+                # After an error the server skips what follows until a sync: the next statement (a rollback to a
+                # savepoint, say) must not be.
+                with contextlib.suppress(psycopg.Error):
+                    await pipeline.sync()
+            raise
+
+    async def _send_commit(self) -> psycopg.AsyncCursor[Any] | None:
+        """Send COMMIT (and the position query), without waiting; the position's cursor, when asked for."""
+        await self.connection.execute("commit", prepare=False)
+        if not self._report_position:
+            return None
+        return await self.connection.execute("select pg_current_wal_insert_lsn() - '0/0'::pg_lsn", prepare=False)
+
+    async def _end(self) -> None:
+        """Leave pipeline mode: one sync answers what was sent, raising the first statement's error."""
+        stack, self._pipelining, self._pipeline = self._pipelining, None, None
+        if stack is None:
+            return
+        try:
+            await stack.aclose()
+        except psycopg.Error as exc:
+            _raise_if_lost_while_committing(exc)
+            raise
+
+    async def _committed(self, position: psycopg.AsyncCursor[Any] | None) -> None:
+        """Note the commit (and the position after it: the insert position is past the commit record whatever
+        `synchronous_commit` says, so a replica that has replayed it has the write)."""
+        if position is not None:
+            row = await position.fetchone()
+            self.position = int(row[0]) if row is not None and row[0] is not None else None
+        self.committed = True
+
+
+def _raise_if_lost_while_committing(exc: psycopg.Error) -> None:
+    """SPEC "Retryable": when the connection is lost while committing, whether the work took effect is unknown."""
+    mapped = map_database_error(exc)
+    if mapped is not None and mapped.code is Code.DATABASE_UNAVAILABLE:
+        raise SvcError(
+            Code.DATABASE_UNAVAILABLE,
+            "the database connection was lost while committing: whether the write took effect is unknown,"
+            " so a retried write should be idempotent",
+        ) from exc
 
 
 def sql_comment(tags: Mapping[LiteralString, str]) -> sql.Composable:
@@ -200,14 +311,18 @@ class Executor:
     ) -> list[tuple[bytes | None, ...]]:
         if session is not None and (session.role or session.settings):
             return await self.run(
-                lambda tx: tx.fetch_rows(statement, params), tags=tags, session=session, readonly=True, replica=replica
+                lambda tx: tx.fetch_rows(statement, params, last=True),
+                tags=tags,
+                session=session,
+                readonly=True,
+                replica=replica,
             )
         text = statement + _comment_text(tuple(sorted(tags.items()))) if self._sql_comments and tags else statement
 
         async def once(pool: Pool) -> list[tuple[bytes | None, ...]]:
             async with pool.connection() as conn:
                 self.counter.sent += 1
-                return await _fetch_rows(conn, text, params, one=one, kind="query")
+                return await _recorded("query", text, _fetch(conn, text, params, one=one))
 
         return await self._retrying(lambda: self._routed(once, replica))
 
@@ -284,19 +399,20 @@ class Executor:
         readonly: bool,
     ) -> T:
         async with pool.connection() as conn:
-            await conn.execute(begin, prepare=False)
+            positions = None if readonly else current_positions()
+            kind = "query" if readonly else "mutation"
+            tx = Transaction(conn, comment, self.counter, kind, report_position=positions is not None)
             try:
-                if session is not None and (session.role or session.settings):
-                    await _start_session(conn, session)
-                kind = "query" if readonly else "mutation"
-                result = await work(Transaction(conn, comment, self.counter, kind))
-                positions = None if readonly else current_positions()
-                position = await _commit(conn, report_position=positions is not None)
-                if positions is not None and position is not None:
-                    positions.wrote(position)
-            except BaseException:
+                await tx.open(begin, session)
+                result = await work(tx)
+                if not tx.committed:
+                    await tx.commit()
+            except BaseException as error:
+                await tx.abandon(error)
                 await _rollback(conn)
                 raise
+            if positions is not None and tx.position is not None:
+                positions.wrote(tx.position)
             return result
 
 
@@ -308,14 +424,6 @@ def _comment_text(tags: tuple[tuple[LiteralString, str], ...]) -> str:
 
 def _tagged(statement: str, comment: sql.Composable | None) -> str:
     return statement if comment is None else statement + comment.as_string(None)
-
-
-async def _fetch_rows(
-    conn: Connection, statement: str, params: Mapping[str, Any], *, kind: str, one: bool = False
-) -> list[tuple[bytes | None, ...]]:
-    """The rows of a compiled statement (`one`: its first row only, which a read always has), recorded as a database
-    operation of `kind`."""
-    return await _recorded(kind, statement, _fetch(conn, statement, params, one=one))
 
 
 async def _recorded(kind: str, statement: object, sending: Awaitable[T]) -> T:
@@ -334,6 +442,10 @@ async def _recorded(kind: str, statement: object, sending: Awaitable[T]) -> T:
 async def _fetch(
     conn: Connection, statement: str, params: Mapping[str, Any], *, one: bool
 ) -> list[tuple[bytes | None, ...]]:
+    return await _rows_of(await _execute(conn, statement, params), one=one)
+
+
+async def _execute(conn: Connection, statement: str, params: Mapping[str, Any]) -> psycopg.AsyncCursor[Any]:
     cursor = conn.cursor()
     cursor.adapters.register_loader("text", RawText)
     cursor.adapters.register_loader("json", RawText)
@@ -342,35 +454,15 @@ async def _fetch(
     # The one text psycopg's LiteralString guard cannot follow: the compiler composed it from psycopg.sql pieces and
     # rendered it once per shape (`Composable.as_string`), so the shape cache keeps text, not pieces.
     await cursor.execute(statement, params, prepare=prepare)  # pyright: ignore[reportArgumentType, reportCallIssue]
+    return cursor
+
+
+async def _rows_of(cursor: psycopg.AsyncCursor[Any], *, one: bool) -> list[tuple[bytes | None, ...]]:
     if one:
         row = await cursor.fetchone()
         assert row is not None
         return [tuple(row)]
     return [tuple(row) for row in await cursor.fetchall()]
-
-
-async def _commit(conn: Connection, *, report_position: bool = False) -> int | None:
-    """Commit; with `report_position`, the primary's WAL position after the commit (bytes), asked in the same round
-    trip. The insert position is past the commit record whatever `synchronous_commit` says, so a replica that has
-    replayed it has the write. SPEC "Retryable": when the connection is lost while committing, whether the work took
-    effect is unknown."""
-    try:
-        if not report_position:
-            await conn.execute("commit", prepare=False)
-            return None
-        cursor = await conn.execute("commit; select pg_current_wal_insert_lsn() - '0/0'::pg_lsn", prepare=False)
-        cursor.nextset()
-        row = await cursor.fetchone()
-        return int(row[0]) if row is not None and row[0] is not None else None
-    except psycopg.Error as exc:
-        mapped = map_database_error(exc)
-        if mapped is None or mapped.code is not Code.DATABASE_UNAVAILABLE:
-            raise
-        raise SvcError(
-            Code.DATABASE_UNAVAILABLE,
-            "the database connection was lost while committing: whether the write took effect is unknown,"
-            " so a retried write should be idempotent",
-        ) from exc
 
 
 async def _start_session(conn: Connection, session: Session) -> None:

@@ -187,11 +187,14 @@ class Pipeline:
         current = [plan.steps[0].key if plan.steps else ""]
         started = time.perf_counter()
 
+        # The last statement of a mutation in its own transaction is sent with the commit (one round trip less).
+        final = len(plan.steps) - 1 if transaction is None else -1
+
         async def work(tx: Transaction) -> list[Payload]:
             answers: list[Payload] = []
-            for step in plan.steps:
+            for position, step in enumerate(plan.steps):
                 current[0] = step.key
-                answers.append(await _step(statements, tx, step))
+                answers.append(await _step(statements, tx, step, last=position == final))
             return answers
 
         try:
@@ -210,18 +213,19 @@ class Pipeline:
             stage(context.stages[1], started)
 
 
-async def _step(statements: Statements, tx: Transaction, step: MutationStep) -> Payload:
+async def _step(statements: Statements, tx: Transaction, step: MutationStep, *, last: bool) -> Payload:
+    """One root field's payload; `last`: its last statement is the unit's (sent with the commit)."""
     try:
         if step.call is not None:
             compiled = statements.read(step.call)
-            (text,) = await tx.fetch_raw(compiled.statement, _named(step.call_values))
+            (text,) = await tx.fetch_raw(compiled.statement, _named(step.call_values), last=last)
             return Payload(step, {step.key: text})
         if step.write is None:
             return Payload(step, {})
         written = await _write(statements, tx, step)
         return Payload(
             step,
-            await _payload(statements, tx, step, written),
+            await _payload(statements, tx, step, written, last=last),
             affected=int(written.get("count") or b"0"),
             keys=written.get("keys"),
             deleted_id=written.get("id"),
@@ -272,7 +276,7 @@ async def _write(statements: Statements, tx: Transaction, step: MutationStep) ->
 
 
 async def _payload(
-    statements: Statements, tx: Transaction, step: MutationStep, written: Mapping[str, bytes | None]
+    statements: Statements, tx: Transaction, step: MutationStep, written: Mapping[str, bytes | None], *, last: bool
 ) -> dict[str, bytes | None]:
     """The payload read's texts by root key: its slots filled with what the write answered, as it answered it: the
     written rows' keys, the rows themselves and the rows as they were."""
@@ -284,7 +288,7 @@ async def _payload(
             text = written.get(name)
             values[slot] = text.decode() if text is not None else "[]"
     compiled = statements.read(step.payload)
-    answers = await tx.fetch_raw(compiled.statement, _named(values))
+    answers = await tx.fetch_raw(compiled.statement, _named(values), last=last)
     return dict(zip((root.key for root in step.payload.roots), answers, strict=True))
 
 

@@ -22,6 +22,9 @@ class FaultProxy:
         self.delay = 0.0
         self.port = 0
         self.connections_made = 0
+        #: Round trips: turns of the conversation, the client sending after it heard from the server (or first).
+        self.round_trips = 0
+        self._answered: dict[trio.abc.Stream, bool] = {}
         self._nursery = nursery
         self._links: set[trio.CancelScope] = set()
         self._listening: trio.CancelScope | None = None
@@ -64,21 +67,26 @@ class FaultProxy:
             try:
                 async with client, await self._connect_upstream() as server:
                     async with trio.open_nursery() as nursery:
-                        nursery.start_soon(self._pump, client, server, nursery.cancel_scope)
-                        nursery.start_soon(self._pump, server, client, nursery.cancel_scope)
+                        nursery.start_soon(self._pump, client, server, nursery.cancel_scope, True)
+                        nursery.start_soon(self._pump, server, client, nursery.cancel_scope, False)
             except* (OSError, trio.BrokenResourceError, trio.ClosedResourceError):
                 pass  # one side went away: the link is over (the pumps' errors arrive as a group)
             finally:
                 self._links.discard(scope)
+                self._answered.pop(client, None)
 
     async def _connect_upstream(self) -> trio.abc.Stream:
         if isinstance(self.upstream, str):
             return await trio.open_unix_socket(self.upstream)
         return await trio.open_tcp_stream(*self.upstream)
 
-    async def _pump(self, source: trio.abc.Stream, sink: trio.abc.Stream, link: trio.CancelScope) -> None:
+    async def _pump(self, source: trio.abc.Stream, sink: trio.abc.Stream, link: trio.CancelScope, upward: bool) -> None:
         try:
             while chunk := await source.receive_some(65536):
+                client = source if upward else sink
+                if upward and self._answered.get(client, True):
+                    self.round_trips += 1
+                self._answered[client] = not upward
                 while self.mode == "drop":
                     await self._mode_changed.wait()
                 if self.mode == "delay":
