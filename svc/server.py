@@ -1,7 +1,7 @@
-"""The root nursery: the pool, the first snapshot, the actors and hypercorn, owned together (layer 11).
+"""The root nursery: the pool, the first snapshot, the actors and the HTTP edge, owned together (layer 11).
 
-ARCHITECTURE.md ("Runtime"): hypercorn runs inside our nursery with a shutdown trigger; actors run under the
-supervisor. Signals belong here: SIGTERM (and SIGINT) stop accepting, let in-flight requests finish within
+ARCHITECTURE.md ("Runtime"): the HTTP edge (`svc.edge`: the fast HTTP/1.1 edge, or hypercorn, per `server.http`)
+runs inside our nursery with a shutdown event; actors run under the supervisor. Signals belong here: SIGTERM (and SIGINT) stop accepting, answer the requests already read within
 `server.shutdown_timeout`, cancel the actors and close the pool, and `serve` returns normally (exit 0); SIGHUP asks
 the reloader for a new snapshot (SPEC "Operations").
 
