@@ -1,9 +1,10 @@
 """The root nursery: the pool, the first snapshot, the actors and the HTTP edge, owned together (layer 11).
 
 ARCHITECTURE.md ("Runtime"): the HTTP edge (`svc.edge`: the fast HTTP/1.1 edge, or hypercorn, per `server.http`)
-runs inside our nursery with a shutdown event; actors run under the supervisor. Signals belong here: SIGTERM (and SIGINT) stop accepting, answer the requests already read within
-`server.shutdown_timeout`, cancel the actors and close the pool, and `serve` returns normally (exit 0); SIGHUP asks
-the reloader for a new snapshot (SPEC "Operations").
+runs inside our nursery with a shutdown event; actors run under the supervisor. Signals belong here: SIGTERM (and
+SIGINT) stop accepting, answer the requests already read within `server.shutdown_timeout`, cancel the actors and
+close the pool, and `serve` returns normally (exit 0); SIGHUP asks the reloader for a new snapshot (SPEC
+"Operations").
 
 Telemetry (SPEC "Telemetry") is made here from `telemetry.*` and the environment: the metrics (served on the API
 port or on `telemetry.metrics.listen`, pushed over OTLP), traces and logs; it reads the pool's, the dispatcher's and
