@@ -232,7 +232,8 @@ class _Connection:
 
     def on_header(self, name: bytes, value: bytes) -> None:
         message = self.parsing
-        assert message is not None
+        if message is None:  # a trailer field of a chunked body: dropped (the size of the body bounds them)
+            return
         message.head_size += len(name) + len(value) + 4
         message.headers.append((name.lower(), value))
         if message.head_size > MAX_HEAD or len(message.headers) > MAX_FIELDS:
