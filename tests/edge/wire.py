@@ -299,7 +299,7 @@ def parse_all(raw: bytes) -> tuple[list[Response], str | None]:
     raise AssertionError("parse_all waited")
 
 
-async def attempt(service: Service, data: bytes, *, half_close: bool = False, timeout: float = 2.0) -> Outcome:
+async def attempt(service: Service, data: bytes, *, half_close: bool = False, timeout: float = 1.5) -> Outcome:
     """Send `data` on a new connection (then shut the write side down when `half_close`), and collect what the
     server sends until it closes the connection or `timeout` passes. A service that no longer accepts connections
     is an outcome too (`unparsed` says so)."""
