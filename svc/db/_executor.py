@@ -126,8 +126,12 @@ class Transaction:
 
     async def commit(self) -> None:
         """Commit the unit's own transaction (when its last statement did not)."""
-        position = await self._send_commit()
-        await self._end()
+        try:  # in pipeline mode or not (a statement without parameters ended it)
+            position = await self._send_commit()
+            await self._end()
+        except psycopg.Error as exc:
+            _raise_if_lost_while_committing(exc)
+            raise
         await self._committed(position)
 
     async def abandon(self, error: BaseException) -> None:
@@ -156,6 +160,10 @@ class Transaction:
         return await _recorded(self._kind, query, self._executed(query, params, prepare))
 
     async def _executed(self, query: Any, params: Params | None, prepare: bool | None) -> psycopg.AsyncCursor[Any]:
+        if params is None:
+            # Without parameters it may hold several commands (an install script), which only the simple query
+            # protocol takes: pipeline mode ends here (its sync answers what was sent before).
+            await self._end()
         cursor = await self.connection.execute(query, params, prepare=prepare)
         if self._pipeline is not None:
             await self._pipeline.sync()  # its answer (and its error) now, as the caller expects
@@ -185,11 +193,8 @@ class Transaction:
         pipeline = self._pipeline
         if pipeline is not None and last:
             cursor = await _execute(self.connection, statement, params)
-            position = await self._send_commit()
-            await self._end()
-            rows = await _rows_of(cursor, one=one)  # answered by the sync
-            await self._committed(position)
-            return rows
+            await self.commit()  # its closing sync answers the statement too
+            return await _rows_of(cursor, one=one)
         try:
             return await _fetch(self.connection, statement, params, one=one)
         except psycopg.Error:
@@ -210,13 +215,8 @@ class Transaction:
     async def _end(self) -> None:
         """Leave pipeline mode: one sync answers what was sent, raising the first statement's error."""
         stack, self._pipelining, self._pipeline = self._pipelining, None, None
-        if stack is None:
-            return
-        try:
+        if stack is not None:
             await stack.aclose()
-        except psycopg.Error as exc:
-            _raise_if_lost_while_committing(exc)
-            raise
 
     async def _committed(self, position: psycopg.AsyncCursor[Any] | None) -> None:
         """Note the commit (and the position after it: the insert position is past the commit record whatever
