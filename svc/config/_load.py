@@ -36,6 +36,7 @@ from ._model import (
     AuthConfig,
     Config,
     EventsConfig,
+    ServerConfig,
     declared_keys,
 )
 from ._types import VALUE_TYPES, make_converter, optional_inner
@@ -385,9 +386,15 @@ def _check_rate_limit(config: Config) -> list[str]:
 def _check_values(config: Config) -> list[str]:
     """Checks across keys that types alone cannot express."""
     problems = []
-    cors = config.server.cors
+    server = config.server
+    cors = server.cors
     if cors.credentials and (not cors.origins or "*" in cors.origins):
         problems.append("server.cors.credentials: needs explicit origins (not *) in server.cors.origins")
+    for name in ("keep_alive_timeout", "header_timeout"):
+        if getattr(server, name).seconds <= 0:
+            problems.append(f"server.{name}: must be more than 0")
+    if server.http == "hypercorn" and server.header_timeout != ServerConfig().header_timeout:
+        problems.append("server.header_timeout: the fast edge's (server.http: fast); hypercorn has no head deadline")
     if config.database.pool_size < 1:
         problems.append("database.pool_size: must be at least 1")
     replicas = config.database.replicas
