@@ -2,19 +2,20 @@
 
 Two edges serve the same ASGI app, chosen by `server.http`:
 
-- `fast` (the default): cleartext HTTP/1.1 served by a Trio protocol on `httptools` (llhttp), one task per
+- `fast`: cleartext HTTP/1.1 served by a Trio protocol on `httptools` (llhttp), one task per
   connection running its requests one after the other (pipelined requests are answered in order), no task, channel or
   timer per request. A connection that asks for something else is handed to hypercorn on the same port, the bytes read
   so far replayed to it: a WebSocket upgrade (subscriptions), an `Upgrade: h2c` request and the HTTP/2 preface.
-- `hypercorn`: hypercorn's Trio worker serves every connection (h11, HTTP/2, WebSocket).
+- `hypercorn` (the configuration's default until the fast edge passes the hostile-input cases, issue 22):
+  hypercorn's Trio worker serves every connection (h11, HTTP/2, WebSocket).
 
-Limits (the fast edge; hypercorn's h11 has its own, close to them): a request target over 8 KiB is 414, a head over
-16 KiB or with more than 100 fields 431, anything llhttp refuses (smuggling shapes such as Content-Length with
-Transfer-Encoding or two Content-Lengths, bad chunk sizes, invalid bytes) 400, each answered with `connection: close`
-and the connection closed. A head must arrive within `server.header_timeout` of its first byte, and each wait for
-more of a body is bounded the same way; an idle keep-alive connection is closed after `server.keep_alive_timeout`.
-The body limit is the app's (`limits.request_body_bytes`, 413): a response sent while the request's body is still
-unread closes the connection rather than reading the rest.
+Limits (the fast edge; hypercorn's h11 bounds only an incomplete head, at 16 KiB): a request target over 8 KiB is
+414, a head over 16 KiB or with more than 100 fields 431, anything llhttp refuses (smuggling shapes such as Content-
+Length with Transfer-Encoding or two Content-Lengths, bad chunk sizes, invalid bytes) 400, each answered with
+`connection: close` and the connection closed. A head must arrive within `server.header_timeout` of its first byte,
+and each wait for more of a body is bounded the same way; an idle keep-alive connection is closed after
+`server.keep_alive_timeout`. The body limit is the app's (`limits.request_body_bytes`, 413): a response sent while
+the request's body is still unread closes the connection rather than reading the rest.
 
 Graceful shutdown (SIGTERM, the `shutdown` event): the listeners close (new connections are refused), idle
 connections close at once, unless the bytes of a request are already waiting in them, and every request whose head
@@ -30,7 +31,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, MutableMapping
 from email.utils import formatdate
 from http import HTTPStatus
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import unquote
 
 import attrs
@@ -57,7 +58,7 @@ H2_PREFACE = b"PRI * HTTP/2.0\r\n"
 
 @attrs.frozen
 class EdgeSettings:
-    http: str = "fast"  # "fast" or "hypercorn"
+    http: Literal["fast", "hypercorn"] = "fast"
     host: str = "127.0.0.1"
     port: int = 4000
     keep_alive_timeout: float = 5.0

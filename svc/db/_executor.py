@@ -93,7 +93,7 @@ class Transaction:
     with the first statement, and the statement a unit marks `last` with the COMMIT (and the position query), the
     pipeline's closing sync answering them all; so a write with its payload read costs two round trips and a read as
     a role one. A statement's error is raised by the call that sent it, as without the pipeline (`execute` waits for
-    its answer)."""
+    its answer); a statement without parameters, which may hold several commands, ends pipeline mode first."""
 
     def __init__(
         self,
