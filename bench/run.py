@@ -456,7 +456,7 @@ TELEMETRY = {
 OTLP_PORT = 4812
 
 
-def start_svc(work: Path, database: Database, telemetry: str = "off") -> Server:
+def start_svc(work: Path, database: Database, telemetry: str = "off", http: str = "hypercorn") -> Server:
     """`svc run --mode prod` on `database`, one process per database (svc serves one)."""
     config = work / f"svc-{database.name}.yaml"
     # Prod mode defaults otherwise (pool of 10, statement cache, limits, no UI, introspection or SDL endpoint).
@@ -466,6 +466,7 @@ def start_svc(work: Path, database: Database, telemetry: str = "off") -> Server:
         "server:\n"
         "  host: 127.0.0.1\n"
         f"  port: {database.svc_port}\n"
+        f"  http: {http}\n"
         "export:\n"
         "  pin: off\n"
         "watch:\n"
@@ -1272,7 +1273,8 @@ def _svc_note(args: argparse.Namespace) -> str:
     return (
         "svc runs `svc run --mode prod` with a config of loopback port, "
         "`database.schemas: [public]`, logs at warning, the pin check off, "
-        f"telemetry `{args.svc_telemetry}` (`--svc-telemetry`), its default HTTP edge (`server.http`: fast)"
+        f"telemetry `{args.svc_telemetry}` (`--svc-telemetry`), "
+        f"HTTP edge `{args.svc_http}` (`--svc-http`, `server.http`)"
     )
 
 
@@ -1463,6 +1465,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         default="off",
         help="what svc reports while timed: off (prod default), metrics, or otlp (metrics, traces and logs exported)",
     )
+    parser.add_argument(
+        "--svc-http",
+        choices=["fast", "hypercorn"],
+        default="hypercorn",
+        help="svc's HTTP edge (server.http): hypercorn (its default for now) or fast",
+    )
     args = parser.parse_args(argv)
     args.argv = argv
     by_upper = {name.upper(): name for name in OPS}
@@ -1520,6 +1528,7 @@ def servers_running(
     databases: dict[str, Database],
     telemetry: str,
     *,
+    http: str = "hypercorn",
     edge: bool = False,
 ) -> Iterator[Servers]:
     """The servers the run's ops are compared on, `wanted` as (target, database name): svc on each database an op
@@ -1535,16 +1544,16 @@ def servers_running(
                 cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             )  # fmt: skip
         for name in svc_databases:
-            log(f"starting svc on :{databases[name].svc_port} for {name} (telemetry: {telemetry})")
-            started[("svc", name)] = start_svc(work, databases[name], telemetry)
+            log(f"starting svc on :{databases[name].svc_port} for {name} (telemetry: {telemetry}, edge: {http})")
+            started[("svc", name)] = start_svc(work, databases[name], telemetry, http)
         if ("postgraphile", DB_NAME) in wanted:
             assert home is not None
             log(f"starting PostGraphile on :{POSTGRAPHILE_PORT}")
             started[("postgraphile", DB_NAME)] = start_postgraphile(home, work)
         if edge:
-            for http in EDGE_TARGETS:
-                log(f"starting bench/edge_app.py on the {http} edge, :{EDGE_PORTS[http]}")
-                started[(http, "")] = start_edge(work, http)
+            for each in EDGE_TARGETS:
+                log(f"starting bench/edge_app.py on the {each} edge, :{EDGE_PORTS[each]}")
+                started[(each, "")] = start_edge(work, each)
         yield started
     finally:
         for server in started.values():
@@ -1574,7 +1583,9 @@ def main(argv: list[str]) -> int:
         databases = {DB_NAME: pagila_database()} if DB_NAME in reads else {}
         if VECTOR_DB in reads:
             databases[VECTOR_DB] = stack.enter_context(vector_database(reload=not args.skip_load))
-        servers = stack.enter_context(servers_running(work, home, wanted, databases, args.svc_telemetry, edge=edge))
+        servers = stack.enter_context(
+            servers_running(work, home, wanted, databases, args.svc_telemetry, http=args.svc_http, edge=edge)
+        )
         report = {"checks": checks, "results": results, "databases": databases, "load_before": load_before}
         for op in ops:
             # The edge op reads no database: bench_pagila's server, when the run reads it, is sampled as other load.
