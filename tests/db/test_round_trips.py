@@ -1,7 +1,8 @@
 """Round trips to the database per request (issue 22, "writes in fewer round trips"): the unit's transaction runs in
 psycopg's pipeline mode, BEGIN going with the first statement and COMMIT with the last. Counted at a TCP proxy
 between the service and PostgreSQL: a round trip is a turn of the conversation, the service sending after it heard
-from the server."""
+from the server, on the one link that carried the request (the reloader's listener has a link of its own).
+"""
 
 import pytest
 
@@ -19,19 +20,24 @@ async def gql(tmp_path, proxied_url):
         yield gql
 
 
+def busiest(before: dict, after: dict) -> int:
+    """The round trips of the link that made the most since `before` (the request's; others only listen)."""
+    return max(count - before.get(link, 0) for link, count in after.items())
+
+
 async def test_a_create_with_its_payload_read_costs_two_round_trips(gql, fault_proxy):
-    before = fault_proxy.round_trips
+    before = dict(fault_proxy.round_trips)
     data = await gql.data('mutation { createRoom(input: {rowId: 501, name: "Trips"}) { room { rowId name } } }')
     assert data == {"createRoom": {"room": {"rowId": 501, "name": "Trips"}}}
     # begin + insert, then payload read + commit + the WAL position: without the pipeline, 4 (begin, insert, read,
     # commit).
-    assert fault_proxy.round_trips - before == 2
+    assert busiest(before, fault_proxy.round_trips) == 2
 
 
 async def test_a_read_costs_one_round_trip(gql, fault_proxy):
-    before = fault_proxy.round_trips
+    before = dict(fault_proxy.round_trips)
     await gql.data("{ rooms { name } }")
-    assert fault_proxy.round_trips - before == 1
+    assert busiest(before, fault_proxy.round_trips) == 1
 
 
 async def test_a_failed_write_rolls_back_and_the_connection_serves_the_next(gql):

@@ -22,8 +22,9 @@ class FaultProxy:
         self.delay = 0.0
         self.port = 0
         self.connections_made = 0
-        #: Round trips: turns of the conversation, the client sending after it heard from the server (or first).
-        self.round_trips = 0
+        #: Round trips per link (by the client's stream), counted as turns of the conversation: the client sending
+        #: after it heard from the server (or first). A link's count stays after it closes.
+        self.round_trips: dict[trio.abc.Stream, int] = {}
         self._answered: dict[trio.abc.Stream, bool] = {}
         self._nursery = nursery
         self._links: set[trio.CancelScope] = set()
@@ -85,7 +86,7 @@ class FaultProxy:
             while chunk := await source.receive_some(65536):
                 client = source if upward else sink
                 if upward and self._answered.get(client, True):
-                    self.round_trips += 1
+                    self.round_trips[client] = self.round_trips.get(client, 0) + 1
                 self._answered[client] = not upward
                 while self.mode == "drop":
                     await self._mode_changed.wait()
