@@ -1,21 +1,28 @@
 """The HTTP edge: who turns bytes on the API port into ASGI calls (ARCHITECTURE.md, "The edge").
 
-Two edges serve the same ASGI app, chosen by `server.http`:
+Both edges accept connections the same way (one listener loop, one task per connection, the same shutdown); what
+serves a connection is chosen by `server.http`:
 
-- `fast`: cleartext HTTP/1.1 served by a Trio protocol on `httptools` (llhttp), one task per
-  connection running its requests one after the other (pipelined requests are answered in order), no task, channel or
-  timer per request. A connection that asks for something else is handed to hypercorn on the same port, the bytes read
-  so far replayed to it: a WebSocket upgrade (subscriptions), an `Upgrade: h2c` request and the HTTP/2 preface.
-- `hypercorn` (the configuration's default until the fast edge passes the hostile-input cases, issue 22):
-  hypercorn's Trio worker serves every connection (h11, HTTP/2, WebSocket).
+- `fast` (the default): cleartext HTTP/1.1 served by a Trio protocol on `httptools` (llhttp), the connection's task
+  running its requests one after the other (pipelined requests are answered in order), no task, channel or timer per
+  request. A connection that asks for something else is handed to hypercorn's per-connection server, the bytes read so
+  far replayed to it: a WebSocket upgrade (a GET), an `Upgrade: h2c` request (both without a body) and the HTTP/2
+  preface. Any other `Upgrade` is ignored (RFC 9110 7.8). A method llhttp does not know (an extension method, RFC
+  9110 9.1) is passed to the app, which answers it (405), when it begins what the connection sent; one pipelined
+  behind another request in the same read is refused by llhttp (400).
+- `hypercorn`: hypercorn's per-connection server serves every connection (h11, HTTP/2, WebSocket); it does not
+  enforce the limits below. A connection hypercorn fails on (h11 can race its own sends) is closed and logged; it
+  does not end the service.
 
-Limits (the fast edge; hypercorn's h11 bounds only an incomplete head, at 16 KiB): a request target over 8 KiB is
-414, a head over 16 KiB or with more than 100 fields 431, anything llhttp refuses (smuggling shapes such as Content-
-Length with Transfer-Encoding or two Content-Lengths, bad chunk sizes, invalid bytes) 400, each answered with
-`connection: close` and the connection closed. A head must arrive within `server.header_timeout` of its first byte,
-and each wait for more of a body is bounded the same way; an idle keep-alive connection is closed after
-`server.keep_alive_timeout`. The body limit is the app's (`limits.request_body_bytes`, 413): a response sent while
-the request's body is still unread closes the connection rather than reading the rest.
+Limits (the fast edge): a request target over 8 KiB is 414, a head over 16 KiB or with more than 100 fields 431 (an
+incomplete head as soon as it cannot become one within the limits), anything llhttp refuses (smuggling shapes such
+as Content-Length with Transfer-Encoding or two Content-Lengths, bad chunk sizes, invalid bytes) 400, a
+Transfer-Encoding other than exactly `chunked` (or any in HTTP/1.0) 400, a request line without a version (HTTP/0.9)
+400 and a version above 1.1 505, each answered with `connection: close` and the connection closed. A head must
+arrive within `server.header_timeout` of its first byte, and each wait for more of a body is bounded the same way; an
+idle keep-alive connection is closed after `server.keep_alive_timeout`. The body limit is the app's
+(`limits.request_body_bytes`, 413): a response sent while the request's body is still unread closes the connection
+rather than reading the rest.
 
 Graceful shutdown (SIGTERM, the `shutdown` event): the listeners close (new connections are refused), idle
 connections close at once, unless the bytes of a request are already waiting in them, and every request whose head
@@ -25,6 +32,7 @@ after `server.shutdown_timeout` (then what is left is cancelled).
 
 import logging
 import math
+import re
 import select
 import time
 from collections import deque
@@ -37,7 +45,6 @@ from urllib.parse import unquote
 import attrs
 import httptools
 import hypercorn.config
-import hypercorn.trio
 import trio
 from hypercorn.app_wrappers import ASGIWrapper
 from hypercorn.trio.tcp_server import TCPServer
@@ -51,6 +58,11 @@ ASGIApp = Callable[[MutableMapping[str, Any], Any, Any], Awaitable[None]]
 MAX_TARGET = 8 * 1024
 MAX_HEAD = 16 * 1024
 MAX_FIELDS = 100
+#: An incomplete head longer than this cannot become one within the limits (its fields, its target, the rest of its
+#: request line): refused before its end is seen.
+MAX_RAW_HEAD = MAX_HEAD + MAX_TARGET + 256
+#: The longest extension method read (a method llhttp does not know, RFC 9110 9.1).
+MAX_METHOD = 32
 READ_SIZE = 64 * 1024
 #: The first bytes of an HTTP/2 connection with prior knowledge (RFC 9113, 3.4).
 H2_PREFACE = b"PRI * HTTP/2.0\r\n"
@@ -75,11 +87,7 @@ async def serve_http(
 ) -> None:
     """Serve `app` on `settings.host:port` until `shutdown` is set and what was in flight is answered; report the
     bound addresses (`http://host:port`) once listening."""
-    hc = _hypercorn_config(settings)
-    if settings.http == "hypercorn":
-        await hypercorn.trio.serve(app, hc, shutdown_trigger=shutdown.wait, task_status=task_status)  # type: ignore[arg-type]
-        return
-    await _FastEdge(app, settings, hc).serve(shutdown, task_status)
+    await _Edge(app, settings, _hypercorn_config(settings)).serve(shutdown, task_status)
 
 
 def _hypercorn_config(settings: EdgeSettings) -> hypercorn.config.Config:
@@ -118,7 +126,7 @@ class _Date:
         return self._value
 
 
-class _FastEdge:
+class _Edge:
     def __init__(self, app: ASGIApp, settings: EdgeSettings, hc: hypercorn.config.Config) -> None:
         self.app = app
         self.settings = settings
@@ -189,7 +197,7 @@ class _Message:
 class _Connection:
     """One client connection: its parser, the requests read and not yet answered (in order), the one running."""
 
-    def __init__(self, edge: _FastEdge, stream: trio.SocketStream) -> None:
+    def __init__(self, edge: _Edge, stream: trio.SocketStream) -> None:
         self.edge = edge
         self.stream = stream
         self.parser = httptools.HttpRequestParser(self)
@@ -216,6 +224,12 @@ class _Connection:
         socket = stream.socket
         self.client = _address(socket.getpeername())
         self.server = _address(socket.getsockname())
+        #: The request line's method when llhttp does not know it (an extension method, parsed as GET).
+        self.method: str | None = None
+        #: The start of a request line held until its method is told (it arrived in pieces).
+        self.held = b""
+        self.began = False  # whether the head being read began during the current feed
+        self.completed = 0  # requests read whole so far
 
     # --- the parser's callbacks --------------------------------------------------------------------------------
 
@@ -223,6 +237,7 @@ class _Connection:
         self.parsing = _Message()
         self.head_started = trio.current_time()
         self.head_bytes = 0
+        self.began = True
 
     def on_url(self, url: bytes) -> None:
         message = self.parsing
@@ -244,13 +259,34 @@ class _Connection:
         message = self.parsing
         assert message is not None
         parser = self.parser
-        message.method = parser.get_method().decode("ascii")
-        message.version = parser.get_http_version()
+        message.method = self.method or parser.get_method().decode("ascii")
+        self.method = None
+        message.version = version = parser.get_http_version()
+        if version not in ("1.1", "1.0"):
+            raise _Refused(505 if version > "1.1" else 400)  # HTTP/0.9 has no head to answer with
         message.keep_alive = parser.should_keep_alive()
-        message.upgrade = parser.should_upgrade()
+        protocols = ()
+        bodied = False
         for name, value in message.headers:
             if name == b"expect" and value.lower() == b"100-continue":
                 message.expect_continue = True
+            elif name == b"transfer-encoding":
+                if version == "1.0" or value.strip().lower() != b"chunked":
+                    # Codings the edge cannot undo, or one hiding behind another: the body cannot be told apart
+                    # from the next request (RFC 9112 6.1; llhttp lets `identity, chunked` through).
+                    raise _Refused(400)
+                bodied = True
+            elif name == b"content-length":
+                bodied = bodied or value.strip() != b"0"
+            elif name == b"upgrade":
+                protocols = [protocol.strip().lower() for protocol in value.split(b",")]
+        # Upgrades hypercorn serves (subscriptions over WebSocket, HTTP/2), asked without a body (hypercorn would
+        # read a body as frames of the new protocol); any other is ignored (RFC 9110 7.8).
+        message.upgrade = (
+            parser.should_upgrade()
+            and not bodied
+            and (b"h2c" in protocols or (b"websocket" in protocols and message.method == "GET"))
+        )
         self.pending.append(message)
         self.receiving = message
         self.parsing = None
@@ -263,6 +299,7 @@ class _Connection:
         assert self.receiving is not None
         self.receiving.complete = True
         self.receiving = None
+        self.completed += 1
 
     # --- reading -----------------------------------------------------------------------------------------------
 
@@ -271,20 +308,56 @@ class _Connection:
         if not data:
             self.eof = True
             return
+        at_boundary = self.parsing is None and self.receiving is None
+        if self.held or (at_boundary and not data.startswith(_COMMON_METHODS)):
+            data = self._told_method(self.held + data)
+            if not data:
+                return
+        completed = self.completed
+        self.began = False
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade as upgrade:
-            self.upgrade_tail = data[upgrade.args[0] :]
+            tail = data[upgrade.args[0] :]
+            if self.pending[-1].upgrade:
+                self.upgrade_tail = tail
+            else:  # llhttp stops at any Upgrade: read the request again without it, as an ordinary one
+                self._read_again(self.pending.pop(), tail)
         except httptools.HttpParserCallbackError as error:
             refused = error.__context__
             self.refusal = refused.status if isinstance(refused, _Refused) else 400
         except httptools.HttpParserError:
             self.refusal = 400
         else:
-            if self.parsing is not None:
-                self.head_bytes += len(data)
-                if self.head_bytes > MAX_HEAD + READ_SIZE:  # one header growing without end
+            if self.parsing is not None:  # a head is incomplete: count its bytes
+                if not self.began:
+                    self.head_bytes += len(data)
+                elif at_boundary and self.completed == completed:
+                    self.head_bytes = len(data)  # it began at the start of `data`
+                # else it began after other requests in `data`: counted from the next read on
+                if self.head_bytes > MAX_RAW_HEAD:
                     self.refusal = 431
+
+    def _told_method(self, data: bytes) -> bytes:
+        """`data` beginning a request whose method llhttp may not know: an extension method (RFC 9110 9.1) is
+        kept for the app and the request parsed as GET; a request line still without its method is held."""
+        space = data.find(b" ", 0, MAX_METHOD + 1)
+        if space < 0:
+            self.held = data if len(data) <= MAX_METHOD and _TOKEN.fullmatch(data) else b""
+            return b"" if self.held else data
+        self.held = b""
+        method = data[:space]
+        if data.startswith(_COMMON_METHODS) or not _TOKEN.fullmatch(method):
+            return data  # a method llhttp reads, or not a method at all (llhttp refuses it)
+        self.method = method.decode("ascii")
+        return b"GET" + data[space:]
+
+    def _read_again(self, message: _Message, tail: bytes) -> None:
+        """Parse an upgrade request the edge does not hand over again, with a new parser and its `Upgrade` header
+        dropped, followed by the bytes after it."""
+        message.headers = [field for field in message.headers if field[0] != b"upgrade"]
+        self.parser = httptools.HttpRequestParser(self)
+        self._feed(_replayed(message) + tail)
 
     def _deadline(self) -> float:
         """When the wait for more of the next request ends: its head's deadline once it began, else idleness."""
@@ -346,6 +419,9 @@ class _Connection:
     async def run(self) -> None:
         self.edge.connections.add(self)
         try:
+            if self.edge.settings.http == "hypercorn":
+                await self._hand_over(b"")
+                return
             while (message := await self._next()) is not None:
                 if message.upgrade:
                     await self._hand_over(_replayed(message) + self.upgrade_tail)
@@ -530,7 +606,10 @@ class _Connection:
     async def _hand_over(self, received: bytes) -> None:
         """Let hypercorn serve the connection (WebSocket, HTTP/2), starting with the bytes already read."""
         stream = _Replayed(self.stream, received)
-        await TCPServer(self.edge.handed_app, self.edge.hc, self.edge.context, ConnectionState({}), stream)  # type: ignore[arg-type]
+        try:
+            await TCPServer(self.edge.handed_app, self.edge.hc, self.edge.context, ConnectionState({}), stream)  # type: ignore[arg-type]
+        except Exception as exc:  # one connection's failure in hypercorn (h11 can race its own sends) ends only it
+            log.warning("hypercorn failed serving a connection from %s: %r", self.client, exc)
 
 
 def _address(address: Any) -> tuple[str, int] | None:
@@ -576,6 +655,10 @@ class _Replayed(trio.abc.HalfCloseableStream):
 
 
 _ASGI = {"version": "3.0", "spec_version": "2.3"}
+#: How most requests begin; any other beginning is looked at for an extension method first.
+_COMMON_METHODS = (b"GET ", b"POST ", b"PUT ", b"PATCH ", b"DELETE ", b"HEAD ", b"OPTIONS ")
+#: A method is a token (RFC 9110 5.6.2).
+_TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _STATUS_LINES = {status.value: b"HTTP/1.1 %d %s\r\n" % (status.value, status.phrase.encode()) for status in HTTPStatus}
 #: How long a connection closed after an answer reads what the client still sends, so that the answer is not lost.
 LINGER = 1.0

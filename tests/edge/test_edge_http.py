@@ -120,6 +120,42 @@ async def test_pipelined_requests_arriving_byte_by_byte_are_answered_in_order(se
     assert_typename(b, "b")
 
 
+# --- methods and upgrades -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pieces", [1, 2], ids=["whole", "method-split"])
+async def test_an_extension_method_reaches_the_app_which_answers_405(service, pieces):
+    # RFC 9110 9.1: a method is any token; llhttp knows a fixed list, the app answers one it does not route (405),
+    # also when the method arrives in pieces and on a connection that served a request before.
+    data = request("FROB", "/graphql", [("Content-Length", "3")], b"abc")
+    async with connection(service) as (stream, reader):
+        await send(stream, request("GET", "/live"))
+        with trio.fail_after(WAIT):
+            assert (await reader.response()).status == 200
+            if pieces == 2:
+                await stream.send_all(data[:2])
+                await trio.sleep(0.05)
+                data = data[2:]
+            await send(stream, data + request("GET", "/live"))
+            frob, live = await reader.response(), await reader.response()
+    assert frob.status == 405 and not frob.closes, frob
+    assert "POST" in (frob.header("allow") or ""), frob
+    assert live.status == 200, live
+
+
+@pytest.mark.parametrize("upgrade", ["foo/2", "websocket"])
+async def test_an_upgrade_the_edge_does_not_take_is_served_as_an_ordinary_request(service, upgrade):
+    # `foo` is no protocol svc speaks; a WebSocket upgrade on a POST with a body is no handshake (RFC 6455 4.1):
+    # both are answered over HTTP/1.1 with their body read, and the connection goes on (RFC 9110 7.8).
+    headers = [("Connection", "Upgrade"), ("Upgrade", upgrade), ("Content-Type", "application/json")]
+    async with connection(service) as (stream, reader):
+        await send(stream, request("POST", "/graphql", headers, TYPENAME) + request("GET", "/live"))
+        with trio.fail_after(WAIT):
+            answer, live = await reader.response(), await reader.response()
+    assert answer.status == 200 and json.loads(answer.body) == TYPENAME_ANSWER, answer
+    assert live.status == 200, live
+
+
 # --- request bodies -------------------------------------------------------------------------------------------
 
 
