@@ -456,7 +456,7 @@ TELEMETRY = {
 OTLP_PORT = 4812
 
 
-def start_svc(work: Path, database: Database, telemetry: str = "off", http: str = "hypercorn") -> Server:
+def start_svc(work: Path, database: Database, telemetry: str = "off", http: str = "fast") -> Server:
     """`svc run --mode prod` on `database`, one process per database (svc serves one)."""
     config = work / f"svc-{database.name}.yaml"
     # Prod mode defaults otherwise (pool of 10, statement cache, limits, no UI, introspection or SDL endpoint).
@@ -1468,8 +1468,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--svc-http",
         choices=["fast", "hypercorn"],
-        default="hypercorn",
-        help="svc's HTTP edge (server.http): hypercorn (its default for now) or fast",
+        default="fast",
+        help="svc's HTTP edge (server.http): fast (its default) or hypercorn",
     )
     args = parser.parse_args(argv)
     args.argv = argv
@@ -1528,7 +1528,7 @@ def servers_running(
     databases: dict[str, Database],
     telemetry: str,
     *,
-    http: str = "hypercorn",
+    http: str = "fast",
     edge: bool = False,
 ) -> Iterator[Servers]:
     """The servers the run's ops are compared on, `wanted` as (target, database name): svc on each database an op

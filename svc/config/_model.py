@@ -108,10 +108,9 @@ class ServerConfig:
         doc="On SIGTERM, how long in-flight requests may run on before they are cancelled.",
     )
     http: Literal["fast", "hypercorn"] = setting(
-        "hypercorn",
+        "fast",
         doc="Who serves HTTP/1.1: `fast`, svc's own edge (WebSocket and HTTP/2 connections are handed to hypercorn "
-        "on the same port; not yet the default: it refuses extension methods with 400), or `hypercorn` for every "
-        "connection.",
+        "on the same port), or `hypercorn` for every connection (without the fast edge's limits and head deadline).",
     )
     keep_alive_timeout: Duration = setting(
         Duration.parse("5s"), doc="An idle keep-alive connection is closed after this long."
