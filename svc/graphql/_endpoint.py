@@ -8,6 +8,10 @@ root field is read alone in one repeatable-read, read-only transaction; a failin
 error, a failing non-null one makes `data` null. `onError`: PROPAGATE (default), NULL (failed fields are null, the
 rest kept), HALT (no data); the older NO_PROPAGATE and ABORT mean NULL and HALT.
 
+Queries are planned once per (document, operation, variables as given): a request repeating one runs the plan made
+for the first (its values included), so only checking its limits, binding and executing are left. Plans are kept per
+snapshot (a reload starts afresh), least recently used out.
+
 Telemetry: the stages `graphql.parse` (parsed and validated, or found in the document cache) and `graphql.plan`
 are timed here (the pipeline times `graphql.compile` and `graphql.execute`); the request's record learns the
 operation's type and name and the code of the first error.
@@ -17,6 +21,7 @@ import enum
 import json
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -44,6 +49,9 @@ from ._persisted import PersistedQueries
 from ._query_planner import FieldError, PlannedQuery, QueryPlanner
 
 log = logging.getLogger("svc.graphql")
+
+#: Planned queries kept per endpoint (least recently used out).
+PLAN_CACHE_SIZE = 1000
 
 #: Failures of the whole request, never retried field by field (SPEC "Partial results").
 _WHOLE_REQUEST = frozenset({Code.STATEMENT_TIMEOUT, Code.DATABASE_UNAVAILABLE, Code.SCHEMA_CHANGED})
@@ -145,19 +153,20 @@ class GraphqlEndpoint:
         self.persisted = persisted if persisted is not None else PersistedQueries()
         #: Compiled statements, shared with the REST endpoint of the same snapshot.
         self.statements = statements
+        #: Planned queries and their coerced variables by (document text, operation name, variables' JSON).
+        self._plans: OrderedDict[tuple[str, str | None, str], tuple[PlannedQuery, VariableValues]] = OrderedDict()
 
     async def execute(self, request: GraphqlRequest, pipeline: Pipeline, request_id: str) -> GraphqlResponse:
         answer = _Answer(request_id)
         try:
             started = time.perf_counter()
-            operation, document = self._operation(request)
+            text, operation, document = self._operation(request)
             started = stage("graphql.parse", started)
             if operation.operation is OperationType.MUTATION and request.method != "GET":
                 return await self._mutate(operation, document, request, pipeline, answer, started=started)
             if operation.operation is not OperationType.QUERY:
                 return answer.refused(_not_a_query(operation, request))
-            variables = self._variables(operation, request)
-            planned = self.planner.plan(operation, _fragments(document), variables)
+            planned, variables = self._planned(text, operation, document, request)
             stage("graphql.plan", started)
             if planned.introspection and not self.settings.introspection:
                 return answer.refused(SvcError(Code.INTROSPECTION_DISABLED, "introspection is disabled"))
@@ -185,7 +194,7 @@ class GraphqlEndpoint:
         refusal when it cannot run; None when the operation is a query or a mutation (`execute` answers those)."""
         answer = _Answer(request_id)
         try:
-            operation, document = self._operation(request)
+            _, operation, document = self._operation(request)
             if operation.operation is not OperationType.SUBSCRIPTION:
                 return None
             planned = self.planner.plan(operation, _fragments(document), self._variables(operation, request))
@@ -239,7 +248,29 @@ class GraphqlEndpoint:
         members = (json.dumps(payload.step.key).encode() + b":" + payload.json() for payload in payloads)
         return answer.response(b"{" + b",".join(members) + b"}")
 
-    def _operation(self, request: GraphqlRequest) -> tuple[OperationDefinitionNode, DocumentNode]:
+    def _planned(
+        self, text: str, operation: OperationDefinitionNode, document: DocumentNode, request: GraphqlRequest
+    ) -> tuple[PlannedQuery, VariableValues]:
+        """The query's plan and coerced variables: planned when this document, operation and variables come first,
+        else the kept ones (a plan is a value: the pipeline only reads it)."""
+        given = request.variables
+        try:
+            key = (text, request.operation_name, json.dumps(given, sort_keys=True) if given else "")
+        except (TypeError, ValueError):  # not JSON (a caller's Python values): planned each time
+            key = None
+        if key is not None and (kept := self._plans.get(key)) is not None:
+            self._plans.move_to_end(key)
+            return kept
+        variables = self._variables(operation, request)
+        planned = self.planner.plan(operation, _fragments(document), variables)
+        if key is not None:
+            self._plans[key] = (planned, variables)
+            if len(self._plans) > PLAN_CACHE_SIZE:
+                self._plans.popitem(last=False)
+        return planned, variables
+
+    def _operation(self, request: GraphqlRequest) -> tuple[str, OperationDefinitionNode, DocumentNode]:
+        """The text the request runs, the operation it names and its document."""
         text = self.persisted.text(request.query, request.document_id, request.extensions)
         document = self.documents.parse(text)
         operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
@@ -254,7 +285,7 @@ class GraphqlEndpoint:
             chosen = operations
         operation = chosen[0]
         set_operation(operation.operation.value, operation.name.value if operation.name else "")
-        return operation, document
+        return text, operation, document
 
     def _variables(self, operation: OperationDefinitionNode, request: GraphqlRequest) -> VariableValues:
         """The operation's variables, coerced (declared defaults for omitted ones; SPEC "Variables")."""

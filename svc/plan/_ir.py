@@ -822,7 +822,7 @@ class RootField:
     split: bool = False
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)  # hashed once: a kept plan is looked up in the statement cache per request
 class ReadPlan:
     """A whole read operation: its root fields, answered by one statement, and the parameters' values."""
 

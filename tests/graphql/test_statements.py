@@ -80,3 +80,53 @@ async def test_values_never_appear_in_the_sql_text(planner):
     )
     assert "drop table" not in statement
     assert "Robert'); drop table books; --" in params.values()
+
+
+async def test_a_repeated_query_is_planned_once_and_other_variables_are_planned_anew(
+    tmp_path, database_url, monkeypatch
+):
+    from svc.graphql import QueryPlanner
+
+    planned: list[dict] = []
+    plan = QueryPlanner.plan
+
+    def counted(self, operation, fragments, variables):
+        planned.append(dict(variables.coerced))
+        return plan(self, operation, fragments, variables)
+
+    monkeypatch.setattr(QueryPlanner, "plan", counted)
+    query = "query($id: Int!) { book(rowId: $id) { rowId title } }"
+    async with running_service(tmp_path, database_url, SCHEMAS) as service:
+        answers = []
+        for variables in ({"id": 1}, {"id": 1}, {"id": 2}, {"id": 1}):
+            response = await service.client.post("/graphql", json={"query": query, "variables": variables})
+            answers.append(response.json()["data"]["book"]["rowId"])
+            before = await statements(service.client)
+        # Each answer is its own variables' (a kept plan carries its values), each request still one statement.
+        assert answers == [1, 1, 2, 1]
+        assert planned == [{"id": 1}, {"id": 2}]
+        response = await service.client.post("/graphql", json={"query": query, "variables": {"id": 2}})
+        assert response.json()["data"]["book"]["rowId"] == 2
+        assert await statements(service.client) - before == 1
+        assert len(planned) == 2
+
+
+async def test_kept_plans_are_bounded_least_recently_used_out(tmp_path, database_url, monkeypatch):
+    from svc.graphql import QueryPlanner, _endpoint
+
+    monkeypatch.setattr(_endpoint, "PLAN_CACHE_SIZE", 2)
+    planned: list[int] = []
+    plan = QueryPlanner.plan
+
+    def counted(self, operation, fragments, variables):
+        planned.append(variables.coerced["id"])
+        return plan(self, operation, fragments, variables)
+
+    monkeypatch.setattr(QueryPlanner, "plan", counted)
+    query = "query($id: Int!) { book(rowId: $id) { rowId } }"
+    async with running_service(tmp_path, database_url, SCHEMAS) as service:
+        for id_ in (1, 2, 1, 3, 1, 2):
+            response = await service.client.post("/graphql", json={"query": query, "variables": {"id": id_}})
+            assert response.json()["data"]["book"]["rowId"] == id_
+    # 1 and 2 kept; 1 used, 3 pushes 2 out; 1 still kept; 2 planned again.
+    assert planned == [1, 2, 3, 2]
