@@ -25,7 +25,7 @@ import random
 import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Literal, LiteralString, TypeVar
+from typing import Any, Literal, LiteralString, TypeVar, cast
 
 import attrs
 import psycopg
@@ -98,7 +98,7 @@ class Transaction:
     def __init__(
         self,
         conn: Connection,
-        comment: sql.Composable | None,
+        comment: str | None,
         counter: StatementCounter,
         kind: str = "mutation",
         *,
@@ -153,9 +153,11 @@ class Transaction:
         `query` is what psycopg's guard accepts: composed pieces, a literal string, or bytes (a file of ours)."""
         if self._comment is not None:
             if isinstance(query, bytes):
-                query += self._comment.as_bytes(self.connection)
+                query += self._comment.encode()
             else:
-                query = sql.Composed([sql.SQL(query) if isinstance(query, str) else query, self._comment])
+                # The comment's text is sql_comment's, made of the code's keys and quoted, reduced values.
+                comment = sql.SQL(cast(LiteralString, self._comment))
+                query = sql.Composed([sql.SQL(query) if isinstance(query, str) else query, comment])
         self._counter.sent += 1
         return await _recorded(self._kind, query, self._executed(query, params, prepare))
 
@@ -342,7 +344,7 @@ class Executor:
         Retries the whole unit on serialization failure or deadlock; raises `SvcError` for the failures
         `map_database_error` names and the database's own error otherwise.
         """
-        comment = sql_comment(tags) if self._sql_comments and tags else None
+        comment = _comment_text(tuple(sorted(tags.items()))) if self._sql_comments and tags else None
         begin = _BEGIN[isolation, readonly]
 
         async def once(pool: Pool) -> T:
@@ -393,7 +395,7 @@ class Executor:
         pool: Pool,
         work: Callable[[Transaction], Awaitable[T]],
         *,
-        comment: sql.Composable | None,
+        comment: str | None,
         session: Session | None,
         begin: LiteralString,
         readonly: bool,
@@ -422,8 +424,8 @@ def _comment_text(tags: tuple[tuple[LiteralString, str], ...]) -> str:
     return sql_comment(dict(tags)).as_string(None)
 
 
-def _tagged(statement: str, comment: sql.Composable | None) -> str:
-    return statement if comment is None else statement + comment.as_string(None)
+def _tagged(statement: str, comment: str | None) -> str:
+    return statement if comment is None else statement + comment
 
 
 async def _recorded(kind: str, statement: object, sending: Awaitable[T]) -> T:
