@@ -11,6 +11,7 @@ The cancel request is handed to `on_interrupt` when set (the pool sends it from 
 sent from a Trio system task. Either way the cancelled task is not held up by it.
 """
 
+import contextlib
 import select
 from collections.abc import Callable
 from typing import Any, Self
@@ -88,6 +89,10 @@ class Connection(psycopg.AsyncConnection[Any]):
             # What psycopg's notifies() expects to end its wait: a private class, with no public one for it.
             raise e._WaitTimeout("wait timeout expired")  # pyright: ignore[reportPrivateUsage]
         except BaseException:
+            # Cancelled (or failed) mid-way: the generator is closed now, while the connection is still open, rather
+            # than when it is collected, after the connection closed (psycopg's pipeline exit would fail then).
+            with contextlib.suppress(Exception):
+                gen.close()
             if self.pgconn.transaction_status == pq.TransactionStatus.ACTIVE and not self.interrupted:
                 self._interrupt()
             raise
