@@ -184,9 +184,10 @@ def assert_rest_safe(status: int, text: str) -> None:
 
 
 async def test_deeply_nested_json_in_parameters(client):
+    # Deep, yet within the 8 KiB request target the edge takes (`[` is 3 bytes percent-encoded).
     for name in ("filter", "filter[name][in]", "filter[orders][some][number][in]"):
-        status, text = await answer(client, "GET", "/rest/customers", params={name: "[" * 5000})
+        status, text = await answer(client, "GET", "/rest/customers", params={name: "[" * 2000})
         assert status == 400, (name, text)
         assert json.loads(text)["field"] == name and "nested more than 100 levels" in text
-    status, text = await answer(client, "GET", "/rest/customers", params={"filter": "{" + '"a":{' * 5000})
+    status, text = await answer(client, "GET", "/rest/customers", params={"filter": '{"a":' * 150 + "1" + "}" * 150})
     assert status == 400 and "nested more than" in text
