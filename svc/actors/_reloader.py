@@ -13,8 +13,15 @@ Until a first snapshot exists (the database was unreachable at startup), the rel
 failed startup check at that point is `Fatal`, since there is nothing to keep serving. The listener reconnects
 with backoff when its connection is lost, and reloads once reconnected, since notifications sent meanwhile were
 missed.
+
+Once a snapshot is swapped in, the heap is collected and what is alive frozen (`gc.freeze`): the snapshot's schema,
+model and caches, which live until the next reload (some 185,000 objects on pagila), are left out of the collector's
+later full passes, which would otherwise walk them all in the middle of a request (about 100 ms each time on pagila:
+the tail of the latency). The next reload unfreezes them first, so a replaced snapshot is collected then; one still
+held by requests in flight while the new one is frozen waits for the reload after.
 """
 
+import gc
 import logging
 import math
 from collections.abc import Awaitable, Callable, Sequence
@@ -101,6 +108,8 @@ class Reloader:
         for warning in served.warnings:
             if previous is None or warning not in previous.warnings:
                 log.warning("%s", warning)
+        del previous
+        _settle_heap()
         for callback in self._on_swap:
             await callback(served)
         return True
@@ -151,3 +160,10 @@ class Reloader:
             connect_timeout=self._connect_timeout,
             task_status=task_status,
         )
+
+
+def _settle_heap() -> None:
+    """Collect what earlier snapshots left, then freeze what is alive (the new snapshot with it)."""
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()

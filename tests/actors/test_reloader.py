@@ -1,6 +1,8 @@
 """The reloader's first snapshot (SPEC "States and transitions"): while the database is unreachable at startup it
 retries with backoff, and once a build succeeds exactly one snapshot is served, however slow that build was."""
 
+import gc
+import weakref
 from typing import Any, cast
 
 import attrs
@@ -13,12 +15,18 @@ from svc.errors import Code, SvcError
 from svc.snapshot import Snapshot, SnapshotHolder
 
 
+@attrs.define
+class Cycle:
+    itself: object = None
+
+
 @attrs.frozen
 class Built:
     """Stands in for a Snapshot: the reloader reads only these two of its fields, and the holder numbers it."""
 
     warnings: tuple[str, ...] = ()
     generation: int = 0
+    cycle: Cycle | None = None
 
 
 async def test_a_retry_asked_for_during_a_slow_first_build_builds_no_second_snapshot(tmp_path, autojump_clock):
@@ -42,3 +50,28 @@ async def test_a_retry_asked_for_during_a_slow_first_build_builds_no_second_snap
     served = holder.current
     assert len(builds) == 2
     assert served is not None and served.generation == 1
+
+
+async def test_a_served_snapshot_is_frozen_and_the_one_it_replaced_collected(tmp_path):
+    # The collector's full passes skip what a snapshot holds (gc.freeze) and a replaced snapshot is not kept: each
+    # snapshot here holds a reference cycle, which only the collector frees.
+    loaded = load_config(environ={"DATABASE_URL": "postgresql:///unused"}, cwd=tmp_path)
+    config = attrs.evolve(loaded.config, reload=attrs.evolve(loaded.config.reload, enabled=False))
+    built: list[weakref.ref[Cycle]] = []
+
+    async def build(_config: Any) -> Snapshot:
+        cycle = Cycle()
+        cycle.itself = cycle
+        built.append(weakref.ref(cycle))
+        return cast(Snapshot, Built(cycle=cycle))
+
+    holder = SnapshotHolder()
+    reloader = Reloader(conninfo="postgresql:///unused", config=config, holder=holder, build=build)
+    try:
+        assert await reloader.reload("first")
+        assert not any(tracked is built[0]() for tracked in gc.get_objects()), "the served snapshot is not frozen"
+        assert await reloader.reload("second")
+        assert built[0]() is None, "the replaced snapshot was kept"
+        assert not any(tracked is built[1]() for tracked in gc.get_objects())
+    finally:
+        gc.unfreeze()
