@@ -7,7 +7,9 @@ previous snapshot serving and logs why. Requests arriving while a rebuild runs a
 
 SPEC "Retryable": a statement that failed on a schema the database no longer has (`SCHEMA_CHANGED`) asks for a
 rebuild too (`schema_changed`): once for all the failures until that rebuild is done, since the requests failing
-together fail on the same change, which the rebuild reads.
+together fail on the same change, which the rebuild reads. Such rebuilds run at most once per
+`SCHEMA_CHANGE_INTERVAL`: a statement that keeps failing so although the catalog did not change (the service's own
+mistake, say a function it names wrongly) would otherwise rebuild the snapshot once per request.
 
 Until a first snapshot exists (the database was unreachable at startup), the reloader retries with backoff; a
 failed startup check at that point is `Fatal`, since there is nothing to keep serving. The listener reconnects
@@ -42,6 +44,8 @@ FIRST_SNAPSHOT_RETRY = 2.0
 #: The reason the first-snapshot retry gives: moot, and dropped, once a snapshot is served.
 _NO_SNAPSHOT_YET = "no schema snapshot yet"
 _SCHEMA_CHANGED = "a statement failed on a changed schema"
+#: Shortest time between two rebuilds asked for by statements failing on a changed schema.
+SCHEMA_CHANGE_INTERVAL = 5.0
 
 
 class Reloader:
@@ -69,6 +73,8 @@ class Reloader:
         self._requests_in, self._requests = trio.open_memory_channel[str](math.inf)
         #: A rebuild for a changed schema is asked for and not done yet.
         self._schema_change_pending = False
+        #: When the last rebuild for a changed schema began.
+        self._schema_rebuilt_at = -math.inf
 
     def request(self, reason: str) -> None:
         """Ask for a rebuild (never blocks; requests pending together make one rebuild)."""
@@ -126,10 +132,14 @@ class Reloader:
                 # A retry asked for while the first build was still running must not build a second snapshot.
                 reasons = [reason for reason in reasons if reason != _NO_SNAPSHOT_YET]
             if reasons:
+                changed = _SCHEMA_CHANGED in reasons
+                if changed:
+                    await trio.sleep_until(self._schema_rebuilt_at + SCHEMA_CHANGE_INTERVAL)
+                    self._schema_rebuilt_at = trio.current_time()
                 try:
                     await self.reload(", ".join(dict.fromkeys(reasons)))
                 finally:
-                    if _SCHEMA_CHANGED in reasons:
+                    if changed:
                         self._schema_change_pending = False
 
     async def _until_first_snapshot(self) -> None:

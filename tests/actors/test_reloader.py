@@ -9,7 +9,7 @@ import attrs
 import trio
 
 from svc.actors import Reloader
-from svc.actors._reloader import FIRST_SNAPSHOT_RETRY
+from svc.actors._reloader import FIRST_SNAPSHOT_RETRY, SCHEMA_CHANGE_INTERVAL
 from svc.config import load_config
 from svc.errors import Code, SvcError
 from svc.snapshot import Snapshot, SnapshotHolder
@@ -75,3 +75,30 @@ async def test_a_served_snapshot_is_frozen_and_the_one_it_replaced_collected(tmp
         assert not any(tracked is built[1]() for tracked in gc.get_objects())
     finally:
         gc.unfreeze()
+
+
+async def test_statements_failing_on_a_changed_schema_rebuild_at_most_once_per_interval(tmp_path, autojump_clock):
+    # A statement that keeps failing as on a changed schema, though the catalog is the same (the service's own
+    # mistake), must not rebuild the snapshot once per request.
+    loaded = load_config(environ={"DATABASE_URL": "postgresql:///unused"}, cwd=tmp_path)
+    config = attrs.evolve(loaded.config, reload=attrs.evolve(loaded.config.reload, enabled=False))
+    builds: list[float] = []
+
+    async def build(_config: Any) -> Snapshot:
+        builds.append(trio.current_time())
+        await trio.sleep(0.05)
+        return cast(Snapshot, Built())
+
+    holder = SnapshotHolder()
+    reloader = Reloader(conninfo="postgresql:///unused", config=config, holder=holder, build=build)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(reloader.run)
+        started = trio.current_time()
+        while trio.current_time() - started < 4 * SCHEMA_CHANGE_INTERVAL:
+            reloader.schema_changed()  # each request failing so asks again
+            await trio.sleep(0.01)
+        nursery.cancel_scope.cancel()
+    # The first request's rebuild (here also the first snapshot) at once, then one per interval.
+    assert builds and builds[0] - started < 0.1, builds
+    assert len(builds) <= 5, f"{len(builds)} rebuilds in {4 * SCHEMA_CHANGE_INTERVAL} s"
+    assert all(b - a >= SCHEMA_CHANGE_INTERVAL for a, b in zip(builds, builds[1:], strict=False)), builds
