@@ -620,10 +620,12 @@ class Model:
     warnings: tuple[str, ...] = ()
     _by_ref: Mapping[EntityRef, Entity] = attrs.field(factory=dict, repr=False, eq=False)
     _by_type: Mapping[str, Entity] = attrs.field(factory=dict, repr=False, eq=False)
+    _enum_by_name: Mapping[str, EnumType] = attrs.field(factory=dict, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
         object.__setattr__(self, "_by_ref", {entity.ref: entity for entity in self.entities})
         object.__setattr__(self, "_by_type", {entity.type_name: entity for entity in self.entities})
+        object.__setattr__(self, "_enum_by_name", {enum.name: enum for enum in self.enums})
 
     def entity(self, ref: EntityRef) -> Entity:
         return self._by_ref[ref]
@@ -632,4 +634,4 @@ class Model:
         return self._by_type.get(type_name)
 
     def enum(self, name: str) -> EnumType:
-        return next(e for e in self.enums if e.name == name)
+        return self._enum_by_name[name]
