@@ -6,6 +6,7 @@ Database names (`schema`, `table`, `column`) travel with every API name, so the 
 """
 
 import enum
+import functools
 from collections.abc import Mapping
 
 import attrs
@@ -566,7 +567,7 @@ class Entity:
             names += [roots.delete, roots.delete_many] + ([roots.delete_by_node_id] if self.node else [])
         return tuple(names)
 
-    @property
+    @functools.cached_property
     def names(self) -> TypeNames:
         return TypeNames.of(self.type_name, self.plural_name)
 
