@@ -1,27 +1,31 @@
-"""The `svc` command (SPEC "Command line"): serve, the embedded demo, and the export commands.
+"""The `svc` command (SPEC "Command line"): serve, the embedded demo, the export commands and advice.
 
 `svc` and `svc run` serve on `server.host:server.port`; `svc demo` serves the demo schema from an embedded
 PostgreSQL in dev mode; `svc schema export [--check]` writes (or checks) every export file; `svc export-graphql
 --out <path>`, `svc export-subgraph --out <path>` (federation on), `svc export-openapi --out <path>` (YAML for a
 `.yaml`/`.yml` path) and `svc export-config-schema --out <path>` write one artifact; `svc events sql` prints the
-event capture DDL. `--config` and `--mode` are accepted before or after the command. Exit codes: 0 after a graceful
-stop or a written file, 1 when the service cannot run, 2 for a usage or configuration error (every problem is
-printed, each naming its key).
+event capture DDL; `svc advise` prints schema advice (svc.advise). `--config` and `--mode` are accepted before or
+after the command. Exit codes: 0 after a graceful stop, a written file or printed advice, 1 when the service cannot
+run, 2 for a usage or configuration error (every problem is printed, each naming its key).
 """
 
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from svc.config import MODES, ConfigError, LoadedConfig, load_config
 from svc.telemetry import configure_logging
 
 if TYPE_CHECKING:
+    from svc.catalog import Catalog
+    from svc.db import Executor, Transaction
     from svc.graphql import GraphqlSchema
     from svc.model import Model
+
+T = TypeVar("T")
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
@@ -123,8 +127,42 @@ def _events_sql(args: argparse.Namespace) -> int:
     return 0
 
 
+def _advise(args: argparse.Namespace) -> int:
+    """Print the schema advice about the configured database (svc.advise)."""
+    from svc.advise import mutation_function_oids, render, schema_advice
+
+    loaded = _load(args)
+    auth = loaded.config.auth
+    authenticated = bool(loaded.secrets.jwt_secret or auth.issuer or auth.jwks_url)
+
+    async def bodies(executor: "Executor", catalog: "Catalog", model: "Model") -> dict[int, str]:
+        async def read(tx: "Transaction") -> dict[int, str]:
+            oids = mutation_function_oids(catalog, model)
+            cursor = await tx.execute("select oid::int, prosrc from pg_proc where oid = any(%s)", [oids])
+            return {oid: source for oid, source in await cursor.fetchall()}
+
+        return await executor.run(read, readonly=True)
+
+    catalog, model, _, found = _read_catalog(loaded, bodies)
+    sys.stdout.write(render(schema_advice(catalog, model, authenticated=authenticated, bodies=found)))
+    return 0
+
+
 def _read_schema(loaded: LoadedConfig) -> "tuple[Model, GraphqlSchema]":
     """The model and GraphQL schema of the configured database, without the startup checks' pin comparison."""
+
+    async def nothing(*_: object) -> None:
+        return None
+
+    _, model, graphql, _ = _read_catalog(loaded, nothing)
+    return model, graphql
+
+
+def _read_catalog(
+    loaded: LoadedConfig, more: "Callable[[Executor, Catalog, Model], Awaitable[T]]"
+) -> "tuple[Catalog, Model, GraphqlSchema, T]":
+    """The catalog of the configured database, its model and GraphQL schema (without the startup checks' pin
+    comparison), and what `more` reads then on the same connection."""
     import trio
 
     from svc.db import Executor, open_pool
@@ -133,10 +171,12 @@ def _read_schema(loaded: LoadedConfig) -> "tuple[Model, GraphqlSchema]":
 
     config, url = loaded.config, loaded.secrets.require_database_url()
 
-    async def read() -> "tuple[Model, GraphqlSchema]":
+    async def read() -> "tuple[Catalog, Model, GraphqlSchema, T]":
         async with open_pool(url, connection_settings(config), size=1) as pool:
-            catalog = await read_database_catalog(Executor(pool), config)
-        return derive(catalog, config)
+            executor = Executor(pool)
+            catalog = await read_database_catalog(executor, config)
+            model, graphql = derive(catalog, config)
+            return catalog, model, graphql, await more(executor, catalog, model)
 
     try:
         return trio.run(read)
@@ -193,7 +233,10 @@ def _parser() -> argparse.ArgumentParser:
     events_sql = events_commands.add_parser("sql", help="print the event capture DDL (for events.install: manual)")
     events_sql.set_defaults(command=_events_sql)
 
-    for command in (run, demo, export, schema_export, graphql, subgraph, openapi, events_sql):
+    advise = commands.add_parser("advise", help="print schema advice about the database and exit")
+    advise.set_defaults(command=_advise)
+
+    for command in (run, demo, export, schema_export, graphql, subgraph, openapi, events_sql, advise):
         _add_common_options(command, after_command=True)
     return parser
 

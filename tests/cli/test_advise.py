@@ -1,0 +1,53 @@
+"""`svc advise` (SPEC "Command line", issue 21): schema advice printed, exit 0. On a schema with one of each problem
+it finds (and near misses it must not report), and on one with none."""
+
+from tests.support.process import run_svc
+
+DATABASE_FIXTURES = ["advise.sql"]
+APP = "database: {schemas: [app]}\nentities: {authors: {columns: {secret_code: {omit: true}}}}\n"
+
+
+def advise(tmp_path, database_url, config: str, **env: str) -> list[str]:
+    (tmp_path / "svc.yaml").write_text(config)
+    result = run_svc("advise", cwd=tmp_path, env={"DATABASE_URL": database_url, **env})
+    assert (result.returncode, result.stderr) == (0, ""), result
+    return result.stdout.splitlines()
+
+
+def findings(lines: list[str]) -> dict[str, list[str]]:
+    """The printed advice: the subjects under each heading."""
+    found: dict[str, list[str]] = {}
+    heading = None
+    for line in lines:
+        if line.endswith(":") and not line.startswith(" "):
+            heading = line[:-1]
+            found[heading] = []
+        elif line.startswith("  "):
+            assert heading is not None, lines
+            found[heading].append(line.strip().split(": ", 1)[0])
+    return found
+
+
+def test_advise_finds_each_problem_and_none_of_the_near_misses(tmp_path, database_url):
+    lines = advise(tmp_path, database_url, APP, AUTH_JWT_SECRET="s" * 32)
+    assert findings(lines) == {
+        "foreign key without an index": ["app.books (author_id)", "app.loans (book_id)"],
+        "table without a primary key": ["app.log_lines"],
+        "foreign table while requests are authenticated": ["app.remote_notes"],
+        "function that should be STABLE": ["app.count_books"],
+        "hidden column with an index": ["app.authors.secret_code"],
+    }, "\n".join(lines)
+    text = "\n".join(lines)
+    assert "`create index on app.books (author_id)`" in text
+    assert "`alter function app.count_books stable`" in text
+
+
+def test_foreign_tables_are_advised_only_while_requests_are_authenticated(tmp_path, database_url):
+    found = findings(advise(tmp_path, database_url, APP))
+    assert "foreign table while requests are authenticated" not in found
+    assert found["table without a primary key"] == ["app.log_lines"]
+
+
+def test_a_schema_without_problems_gets_no_advice(tmp_path, database_url):
+    lines = advise(tmp_path, database_url, "database: {schemas: [clean]}\n", AUTH_JWT_SECRET="s" * 32)
+    assert lines == ["no advice: nothing to change found"]
