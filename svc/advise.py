@@ -13,6 +13,9 @@ What it finds, over what the APIs expose:
 - an index (not unique, not a key's) on a column hidden from the APIs (`entities.<t>.columns.<c>.omit`) that no
   relation joins on: filters and orders cannot use it through the APIs.
 
+The service logs the foreign-table advice at startup and after a reload that brings a new one (SPEC "Authorization":
+"reported by startup advice"); the rest only `svc advise` prints.
+
 Advice on hypertable keys (timescaledb) is not given: no timescaledb can be installed on the machines this is built
 and tested on.
 """
@@ -23,6 +26,7 @@ from collections.abc import Iterable, Mapping
 import attrs
 
 from svc.catalog import Catalog, Function, Relation, RelationKind, Volatility
+from svc.config import Config
 from svc.model import Entity, Model, RootFunction
 
 
@@ -41,6 +45,11 @@ NO_PRIMARY_KEY = "table without a primary key"
 FOREIGN_TABLE = "foreign table while requests are authenticated"
 SHOULD_BE_STABLE = "function that should be STABLE"
 HIDDEN_INDEXED = "hidden column with an index"
+
+
+def requests_authenticated(config: Config, jwt_secret: str | None) -> bool:
+    """Whether requests may carry a verified token (a shared secret, or an issuer's keys)."""
+    return bool(jwt_secret or config.auth.issuer or config.auth.jwks_url)
 
 
 def schema_advice(

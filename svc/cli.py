@@ -129,11 +129,10 @@ def _events_sql(args: argparse.Namespace) -> int:
 
 def _advise(args: argparse.Namespace) -> int:
     """Print the schema advice about the configured database (svc.advise)."""
-    from svc.advise import mutation_function_oids, render, schema_advice
+    from svc.advise import mutation_function_oids, render, requests_authenticated, schema_advice
 
     loaded = _load(args)
-    auth = loaded.config.auth
-    authenticated = bool(loaded.secrets.jwt_secret or auth.issuer or auth.jwks_url)
+    authenticated = requests_authenticated(loaded.config, loaded.secrets.jwt_secret)
 
     async def bodies(executor: "Executor", catalog: "Catalog", model: "Model") -> dict[int, str]:
         async def read(tx: "Transaction") -> dict[int, str]:

@@ -38,6 +38,7 @@ from svc.actors import (
     export_snapshot,
     supervise,
 )
+from svc.advise import FOREIGN_TABLE, requests_authenticated, schema_advice
 from svc.auth import Authenticator
 from svc.config import Config, ConfigError, LoadedConfig, load_config
 from svc.db import ConnectionSettings, Executor, PoolStats, Replicas, open_pool, open_replicas
@@ -143,6 +144,7 @@ async def _serve(
             on_swap=[
                 *([export_snapshot] if watching and config.watch.export else []),
                 *([dispatcher.capture_ready] if dispatcher else []),
+                *([_ForeignTableAdvice()] if requests_authenticated(config, loaded.secrets.jwt_secret) else []),
             ],
         )
         if config.reload.enabled:
@@ -273,6 +275,20 @@ def _poller(config: Config, pipeline: Pipeline, holder: SnapshotHolder, shutdown
         concurrency=max(1, config.database.pool_size // 2),
         stopping=shutdown,
     )
+
+
+class _ForeignTableAdvice:
+    """SPEC "Authorization": foreign tables served while requests are authenticated are reported at startup, and
+    after a reload that serves a new one (row-level security does not apply to them)."""
+
+    def __init__(self) -> None:
+        self._told: set[str] = set()
+
+    async def __call__(self, snapshot: Snapshot) -> None:
+        for advice in schema_advice(snapshot.catalog, snapshot.whole.model, authenticated=True):
+            if advice.kind == FOREIGN_TABLE and advice.subject not in self._told:
+                self._told.add(advice.subject)
+                log.warning("advice: %s (%s): %s", advice.subject, advice.kind, advice.text)
 
 
 async def _first_snapshot(reloader: Reloader) -> None:

@@ -2,6 +2,7 @@
 it finds (and near misses it must not report), and on one with none."""
 
 from tests.support.process import run_svc
+from tests.support.service import running_service
 
 DATABASE_FIXTURES = ["advise.sql"]
 APP = "database: {schemas: [app]}\nentities: {authors: {columns: {secret_code: {omit: true}}}}\n"
@@ -51,3 +52,17 @@ def test_foreign_tables_are_advised_only_while_requests_are_authenticated(tmp_pa
 def test_a_schema_without_problems_gets_no_advice(tmp_path, database_url):
     lines = advise(tmp_path, database_url, "database: {schemas: [clean]}\n", AUTH_JWT_SECRET="s" * 32)
     assert lines == ["no advice: nothing to change found"]
+
+
+async def test_the_service_reports_foreign_tables_at_startup_while_requests_are_authenticated(
+    tmp_path, database_url, caplog
+):
+    settings = {"database": {"schemas": ["app"]}}
+    for secret, reported in ((None, []), ("s" * 32, ["app.remote_notes"])):
+        caplog.clear()
+        environ = {"AUTH_JWT_SECRET": secret} if secret else {}
+        async with running_service(tmp_path / str(bool(secret)), database_url, settings, environ=environ) as service:
+            assert (await service.client.get("/ready")).status_code == 200
+        advice = [r.getMessage() for r in caplog.records if r.name == "svc.server" and "advice:" in r.getMessage()]
+        assert [message.split(" ", 2)[1] for message in advice] == reported, advice
+        assert all("row-level security does not apply to foreign tables" in message for message in advice)
