@@ -47,6 +47,7 @@ from svc.events import prepare_capture
 from svc.graphql import Registry
 from svc.http import (
     App,
+    DebugSql,
     GraphqlRoutes,
     GraphqlSocket,
     Live,
@@ -179,12 +180,19 @@ async def _serve(
         if poller is not None:
             telemetry.observe_rounds(poller.stats)
         own_listener = metrics.enabled and metrics.listen is not None
+        debug_sql = DebugSql() if config.debug.sql else None  # allowed only in the dev: block
         app = App(
             config,
             holder,
-            [*service_routes, *([] if own_listener else metrics_routes), *routes],
+            [
+                *service_routes,
+                *([] if own_listener else metrics_routes),
+                *(debug_sql.routes() if debug_sql else []),
+                *routes,
+            ],
             authenticator=authenticator,
             telemetry=telemetry,
+            debug_sql=debug_sql,
         )
         if live is not None and config.graphql.enabled:
             app.add_socket("/graphql", GraphqlSocket(config, live, holder, authenticator, app.limit).serve)

@@ -31,6 +31,7 @@ from svc.snapshot import SnapshotHolder
 from svc.telemetry import Record, record_var
 
 from ._cors import CorsPolicy
+from ._debug import DebugSql
 from ._messages import Receive, Request, Response, Stream
 from ._problem import internal_error, problem
 from ._ratelimit import Decision, RateLimiter
@@ -61,12 +62,15 @@ class App:
         *,
         authenticator: Authenticator,
         telemetry: "Telemetry | None" = None,
+        debug_sql: DebugSql | None = None,
     ) -> None:
         self._router = Router(routes)
         self._telemetry = telemetry
         self._authenticator = authenticator
         self._holder = holder
         self._dev = config.mode == "dev"
+        #: `debug.sql` (dev): the `X-Debug-SQL` header of every answer.
+        self._debug_sql = debug_sql
         self._full_detail = config.errors.detail == "full"
         self._cors = CorsPolicy(config.server.cors)
         self._security = SecurityHeaders(config.headers)
@@ -237,6 +241,8 @@ class App:
         headers += cors
         if self._dev:
             headers.append(("Server-Timing", _server_timing(record)))
+        if self._debug_sql is not None:
+            headers.append(("X-Debug-SQL", self._debug_sql.header(record)))
         await send(
             {
                 "type": "http.response.start",

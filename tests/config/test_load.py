@@ -440,7 +440,7 @@ database: {schemas: [app, other], pool_size: 3}
 entities: {posts: {type_name: Article}}
 limits: {depth: 4, statement_timeout: 1s, rate_limit: {enabled: true}}
 server: {port: 5000}
-dev: {debug: {statements: true, sql: true}}
+dev: {debug: {sql: true}}
 """,
         mode="dev",
     ).config
@@ -448,7 +448,6 @@ dev: {debug: {statements: true, sql: true}}
     assert applied.entities["posts"].type_name == "Article"
     assert applied.limits.depth == 4
     assert applied.database.schemas == ("app", "other")
-    assert applied.debug.statements is True
     assert applied.server.port == running.server.port
     assert applied.limits.statement_timeout == running.limits.statement_timeout
     assert applied.database.pool_size == running.database.pool_size

@@ -1,0 +1,76 @@
+"""Debug headers (SPEC "Debug headers (dev)"; `debug.sql`, allowed only in the `dev:` block): every response carries
+`X-Debug-SQL`, the statements the request sent as percent-encoded JSON, `[{"kind", "sql", "ms", "sqlstate"}]` in the
+order they were sent (`kind`: the unit of work, query or mutation; `sqlstate` only for a failed one). A value over
+8 KiB is replaced by `{"id", "url", "bytes"}` naming `GET /debug/sql/<id>`, which answers the whole value as JSON;
+the last 50 such values are kept.
+"""
+
+import json
+import secrets
+from collections import OrderedDict
+from typing import Any
+from urllib.parse import quote
+
+from svc.errors import Code, SvcError
+from svc.telemetry import Record
+
+from ._messages import Request, Response
+from ._problem import problem
+from ._routing import Route
+
+#: The longest debug header value; a longer one is kept and pointed at.
+MAX_HEADER = 8 * 1024
+#: How many values too long for their header are kept.
+KEPT = 50
+PATH = "/debug/sql"
+_ALLOW = "GET, HEAD, OPTIONS"
+
+
+class DebugSql:
+    def __init__(self) -> None:
+        self._kept: OrderedDict[str, bytes] = OrderedDict()
+
+    def header(self, record: Record) -> str:
+        """The `X-Debug-SQL` value of the request `record` is of."""
+        value = json.dumps([_statement(operation) for operation in record.operations], separators=(",", ":"))
+        encoded = quote(value, safe="")
+        if len(encoded) <= MAX_HEADER:
+            return encoded
+        key = secrets.token_hex(8)
+        self._kept[key] = value.encode()
+        while len(self._kept) > KEPT:
+            self._kept.popitem(last=False)
+        pointer = {"id": key, "url": f"{PATH}/{key}", "bytes": len(value.encode())}
+        return quote(json.dumps(pointer, separators=(",", ":")), safe="")
+
+    def routes(self) -> list[Route]:
+        return [Route(PATH, frozenset({"GET"}), self.kept, needs_snapshot=False, prefix=True)]
+
+    async def kept(self, request: Request) -> Response:
+        if request.method == "OPTIONS":
+            return Response.empty(204, headers=[("Allow", _ALLOW)])
+        if request.method not in ("GET", "HEAD"):
+            error = SvcError(Code.METHOD_NOT_ALLOWED, f"{request.method} is not allowed on {request.path}")
+            return problem(error, request, headers=(("Allow", _ALLOW),))
+        value = self._kept.get(request.path.removeprefix(PATH + "/"))
+        if value is None:
+            raise SvcError(Code.NOT_FOUND, f"no debug value at {request.path} (the last {KEPT} are kept)")
+        return Response(200, value, "application/json")
+
+
+def _statement(operation: Any) -> dict[str, Any]:
+    statement = operation.statement
+    if isinstance(statement, bytes):
+        text = statement.decode("utf-8", "replace")
+    elif isinstance(statement, str):
+        text = statement
+    else:  # composed pieces (psycopg.sql)
+        text = statement.as_string(None)
+    entry: dict[str, Any] = {
+        "kind": operation.kind,
+        "sql": text,
+        "ms": round((operation.ended - operation.started) * 1000, 3),
+    }
+    if operation.sqlstate:
+        entry["sqlstate"] = operation.sqlstate
+    return entry
