@@ -3,6 +3,7 @@ retries with backoff, and once a build succeeds exactly one snapshot is served, 
 
 import gc
 import weakref
+from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 import attrs
@@ -29,9 +30,15 @@ class Built:
     cycle: Cycle | None = None
 
 
-async def test_a_retry_asked_for_during_a_slow_first_build_builds_no_second_snapshot(tmp_path, autojump_clock):
+def reloader_of(tmp_path: Any, build: Callable[[Any], Awaitable[Snapshot]]) -> tuple[Reloader, SnapshotHolder]:
+    """A reloader building with `build`, listening to nothing, and the holder it swaps snapshots into."""
     loaded = load_config(environ={"DATABASE_URL": "postgresql:///unused"}, cwd=tmp_path)
     config = attrs.evolve(loaded.config, reload=attrs.evolve(loaded.config.reload, enabled=False))
+    holder = SnapshotHolder()
+    return Reloader(conninfo="postgresql:///unused", config=config, holder=holder, build=build), holder
+
+
+async def test_a_retry_asked_for_during_a_slow_first_build_builds_no_second_snapshot(tmp_path, autojump_clock):
     builds: list[float] = []
 
     async def build(_config: Any) -> Snapshot:
@@ -41,8 +48,7 @@ async def test_a_retry_asked_for_during_a_slow_first_build_builds_no_second_snap
         await trio.sleep(3 * FIRST_SNAPSHOT_RETRY)  # the retry loop asks again meanwhile
         return cast(Snapshot, Built())
 
-    holder = SnapshotHolder()
-    reloader = Reloader(conninfo="postgresql:///unused", config=config, holder=holder, build=build)
+    reloader, holder = reloader_of(tmp_path, build)
     async with trio.open_nursery() as nursery:
         await nursery.start(reloader.run)
         await trio.sleep(10 * FIRST_SNAPSHOT_RETRY)
@@ -55,8 +61,6 @@ async def test_a_retry_asked_for_during_a_slow_first_build_builds_no_second_snap
 async def test_a_served_snapshot_is_frozen_and_the_one_it_replaced_collected(tmp_path):
     # The collector's full passes skip what a snapshot holds (gc.freeze) and a replaced snapshot is not kept: each
     # snapshot here holds a reference cycle, which only the collector frees.
-    loaded = load_config(environ={"DATABASE_URL": "postgresql:///unused"}, cwd=tmp_path)
-    config = attrs.evolve(loaded.config, reload=attrs.evolve(loaded.config.reload, enabled=False))
     built: list[weakref.ref[Cycle]] = []
 
     async def build(_config: Any) -> Snapshot:
@@ -65,8 +69,7 @@ async def test_a_served_snapshot_is_frozen_and_the_one_it_replaced_collected(tmp
         built.append(weakref.ref(cycle))
         return cast(Snapshot, Built(cycle=cycle))
 
-    holder = SnapshotHolder()
-    reloader = Reloader(conninfo="postgresql:///unused", config=config, holder=holder, build=build)
+    reloader, holder = reloader_of(tmp_path, build)
     try:
         assert await reloader.reload("first")
         assert not any(tracked is built[0]() for tracked in gc.get_objects()), "the served snapshot is not frozen"
@@ -80,8 +83,6 @@ async def test_a_served_snapshot_is_frozen_and_the_one_it_replaced_collected(tmp
 async def test_statements_failing_on_a_changed_schema_rebuild_at_most_once_per_interval(tmp_path, autojump_clock):
     # A statement that keeps failing as on a changed schema, though the catalog is the same (the service's own
     # mistake), must not rebuild the snapshot once per request.
-    loaded = load_config(environ={"DATABASE_URL": "postgresql:///unused"}, cwd=tmp_path)
-    config = attrs.evolve(loaded.config, reload=attrs.evolve(loaded.config.reload, enabled=False))
     builds: list[float] = []
 
     async def build(_config: Any) -> Snapshot:
@@ -89,8 +90,7 @@ async def test_statements_failing_on_a_changed_schema_rebuild_at_most_once_per_i
         await trio.sleep(0.05)
         return cast(Snapshot, Built())
 
-    holder = SnapshotHolder()
-    reloader = Reloader(conninfo="postgresql:///unused", config=config, holder=holder, build=build)
+    reloader, holder = reloader_of(tmp_path, build)
     async with trio.open_nursery() as nursery:
         await nursery.start(reloader.run)
         started = trio.current_time()
