@@ -31,14 +31,6 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 
 async def app(scope: MutableMapping[str, Any], receive: Receive, send: Send) -> None:
-    if scope["type"] == "lifespan":  # hypercorn sends it; the fast edge does not
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await send({"type": "lifespan.shutdown.complete"})
-                return
     if scope["type"] != "http":
         return
     while True:

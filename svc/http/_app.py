@@ -52,7 +52,7 @@ _REQUEST_ID = re.compile(r"^[\x21-\x7e]{1,200}$")
 
 
 class App:
-    """The ASGI callable hypercorn serves."""
+    """The ASGI callable the HTTP edge serves (svc.edge): HTTP requests and WebSocket connections."""
 
     def __init__(
         self,
@@ -82,8 +82,6 @@ class App:
     async def __call__(self, scope: Mapping[str, Any], receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             await self._http(scope, receive, send)
-        elif scope["type"] == "lifespan":
-            await _lifespan(receive, send)
         elif scope["type"] == "websocket":
             await self._websocket(scope, receive, send)
 
@@ -306,12 +304,3 @@ def _headers(scope: Mapping[str, Any]) -> dict[str, str]:
         value = raw_value.decode("latin-1")
         headers[name] = f"{headers[name]}, {value}" if name in headers else value
     return headers
-
-
-async def _lifespan(receive: Receive, send: Send) -> None:
-    """The server (svc/server.py) owns startup and shutdown; the ASGI lifespan only acknowledges them."""
-    while True:
-        kind = (await receive())["type"]  # lifespan.startup, then lifespan.shutdown
-        await send({"type": f"{kind}.complete"})
-        if kind == "lifespan.shutdown":
-            return
