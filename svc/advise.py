@@ -58,7 +58,7 @@ def schema_advice(
     """Every finding, in the order of the kinds above, then of the model's entities and functions. `bodies`: the
     source of the functions served as mutations, by oid (`SHOULD_BE_STABLE` looks at them)."""
     found: list[Advice] = []
-    exposed = [(entity, relation) for entity in model.entities if (relation := _relation(catalog, entity))]
+    exposed = _exposed(catalog, model)
     for _, relation in exposed:
         found += _unindexed_foreign_keys(relation)
     for entity, relation in exposed:
@@ -72,17 +72,7 @@ def schema_advice(
                 )
             )
     if authenticated:
-        for entity, relation in exposed:
-            if relation.kind is RelationKind.FOREIGN_TABLE:
-                found.append(
-                    Advice(
-                        FOREIGN_TABLE,
-                        _name(relation),
-                        f"row-level security does not apply to foreign tables: every role that may read "
-                        f"{entity.type_name} reads all its rows; grant it only to roles that may, or serve it "
-                        f"through a view that filters",
-                    )
-                )
+        found += foreign_table_advice(catalog, model)
     volatile_names = {f.name for f in catalog.functions if f.volatility is Volatility.VOLATILE}
     for served in model.functions:
         function = _function(catalog, served)
@@ -102,6 +92,20 @@ def schema_advice(
     return found
 
 
+def foreign_table_advice(catalog: Catalog, model: Model) -> list[Advice]:
+    """The foreign tables the APIs serve (the advice while requests are authenticated; the server logs it)."""
+    return [
+        Advice(
+            FOREIGN_TABLE,
+            _name(relation),
+            f"row-level security does not apply to foreign tables: every role that may read {entity.type_name} "
+            f"reads all its rows; grant it only to roles that may, or serve it through a view that filters",
+        )
+        for entity, relation in _exposed(catalog, model)
+        if relation.kind is RelationKind.FOREIGN_TABLE
+    ]
+
+
 def mutation_function_oids(catalog: Catalog, model: Model) -> list[int]:
     """The functions whose bodies `schema_advice` looks at: those served as mutations."""
     return [function.oid for served in model.functions if served.mutation and (function := _function(catalog, served))]
@@ -119,8 +123,13 @@ def render(found: Iterable[Advice]) -> str:
     return "\n".join(lines) + "\n" if lines else "no advice: nothing to change found\n"
 
 
-def _relation(catalog: Catalog, entity: Entity) -> Relation | None:
-    return catalog.relation(entity.ref.schema, entity.ref.table)
+def _exposed(catalog: Catalog, model: Model) -> list[tuple[Entity, Relation]]:
+    """The model's entities with their relations in the catalog."""
+    return [
+        (entity, relation)
+        for entity in model.entities
+        if (relation := catalog.relation(entity.ref.schema, entity.ref.table)) is not None
+    ]
 
 
 def _function(catalog: Catalog, served: RootFunction) -> Function | None:

@@ -38,7 +38,7 @@ from svc.actors import (
     export_snapshot,
     supervise,
 )
-from svc.advise import FOREIGN_TABLE, requests_authenticated, schema_advice
+from svc.advise import foreign_table_advice, requests_authenticated
 from svc.auth import Authenticator
 from svc.config import Config, ConfigError, LoadedConfig, load_config
 from svc.db import ConnectionSettings, Executor, PoolStats, Replicas, open_pool, open_replicas
@@ -293,8 +293,8 @@ class _ForeignTableAdvice:
         self._told: set[str] = set()
 
     async def __call__(self, snapshot: Snapshot) -> None:
-        for advice in schema_advice(snapshot.catalog, snapshot.whole.model, authenticated=True):
-            if advice.kind == FOREIGN_TABLE and advice.subject not in self._told:
+        for advice in foreign_table_advice(snapshot.catalog, snapshot.whole.model):
+            if advice.subject not in self._told:
                 self._told.add(advice.subject)
                 log.warning("advice: %s (%s): %s", advice.subject, advice.kind, advice.text)
 
