@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import quote
 
 from svc.errors import Code, SvcError
-from svc.telemetry import Record
+from svc.telemetry import DatabaseOperation, Record
 
 from ._messages import Request, Response
 from ._problem import problem
@@ -58,17 +58,10 @@ class DebugSql:
         return Response(200, value, "application/json")
 
 
-def _statement(operation: Any) -> dict[str, Any]:
-    statement = operation.statement
-    if isinstance(statement, bytes):
-        text = statement.decode("utf-8", "replace")
-    elif isinstance(statement, str):
-        text = statement
-    else:  # composed pieces (psycopg.sql)
-        text = statement.as_string(None)
+def _statement(operation: DatabaseOperation) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "kind": operation.kind,
-        "sql": text,
+        "sql": operation.text(),
         "ms": round((operation.ended - operation.started) * 1000, 3),
     }
     if operation.sqlstate:
