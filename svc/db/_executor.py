@@ -319,7 +319,7 @@ class Executor:
                 readonly=True,
                 replica=replica,
             )
-        text = statement + _comment_text(tuple(sorted(tags.items()))) if self._sql_comments and tags else statement
+        text = _tagged(statement, self._comment(tags))
 
         async def once(pool: Pool) -> list[tuple[bytes | None, ...]]:
             async with pool.connection() as conn:
@@ -344,13 +344,17 @@ class Executor:
         Retries the whole unit on serialization failure or deadlock; raises `SvcError` for the failures
         `map_database_error` names and the database's own error otherwise.
         """
-        comment = _comment_text(tuple(sorted(tags.items()))) if self._sql_comments and tags else None
+        comment = self._comment(tags)
         begin = _BEGIN[isolation, readonly]
 
         async def once(pool: Pool) -> T:
             return await self._run_once(pool, work, comment=comment, session=session, begin=begin, readonly=readonly)
 
         return await self._retrying(lambda: self._routed(once, replica and readonly))
+
+    def _comment(self, tags: Mapping[LiteralString, str] | None) -> str | None:
+        """The comment the statements of a unit with `tags` carry (None when `database.sql_comments` is off)."""
+        return _comment_text(tuple(sorted(tags.items()))) if self._sql_comments and tags else None
 
     async def _routed(self, attempt: Callable[[Pool], Awaitable[T]], replica: bool) -> T:
         """`attempt` on a replica when allowed and one is in the rotation with what the request asks for, else on the
