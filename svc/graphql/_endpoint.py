@@ -253,20 +253,16 @@ class GraphqlEndpoint:
     ) -> tuple[PlannedQuery, VariableValues]:
         """The query's plan and coerced variables: planned when this document, operation and variables come first,
         else the kept ones (a plan is a value: the pipeline only reads it)."""
-        given = request.variables
-        try:
-            key = (text, request.operation_name, json.dumps(given, sort_keys=True) if given else "")
-        except (TypeError, ValueError):  # not JSON (a caller's Python values): planned each time
-            key = None
-        if key is not None and (kept := self._plans.get(key)) is not None:
+        given = request.variables  # decoded JSON (a body or a URL parameter): it dumps again
+        key = (text, request.operation_name, json.dumps(given, sort_keys=True) if given else "")
+        if (kept := self._plans.get(key)) is not None:
             self._plans.move_to_end(key)
             return kept
         variables = self._variables(operation, request)
         planned = self.planner.plan(operation, _fragments(document), variables)
-        if key is not None:
-            self._plans[key] = (planned, variables)
-            if len(self._plans) > PLAN_CACHE_SIZE:
-                self._plans.popitem(last=False)
+        self._plans[key] = (planned, variables)
+        if len(self._plans) > PLAN_CACHE_SIZE:
+            self._plans.popitem(last=False)
         return planned, variables
 
     def _operation(self, request: GraphqlRequest) -> tuple[str, OperationDefinitionNode, DocumentNode]:
