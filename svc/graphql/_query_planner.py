@@ -60,7 +60,6 @@ from svc.plan import (
     GlobalIdOutput,
     Grouping,
     GroupKey,
-    Hierarchy,
     JsonRows,
     JunctionLink,
     KeyForm,
@@ -638,22 +637,15 @@ class PlanRun:
     def _hierarchy(
         self, entity: Entity, meaning: FieldMeaning, nodes: list[FieldNode], arguments: Mapping[str, Any], place: Place
     ) -> Read:
-        """Ancestors or descendants: rows of the same table, up to `maxDepth` levels, ending at a cycle."""
-        hierarchy = meaning.hierarchy
-        assert hierarchy is not None
+        """Ancestors or descendants: rows of the same table, up to `maxDepth` levels away."""
         max_depth = arguments.get("maxDepth")
         if max_depth is not None and max_depth < 1:
             raise bad_input(f"maxDepth must be at least 1; got {max_depth}", [*place.path, "maxDepth"])
         filter_ = self.arguments.filter(entity, arguments.get("filter"), [*place.path, "filter"])
         order = self.arguments.order(entity, arguments.get("orderBy"), default_key=False)
         read = self.read(entity, nodes, ReadKind.MANY, place, filter_=filter_, order=order)
-        walk = Hierarchy(
-            pairs=hierarchy.pairs,
-            key=tuple(entity.primary_key or (parent for _, parent in hierarchy.pairs)),
-            ancestors=meaning.kind is FieldKind.ANCESTORS,
-            max_depth=self.params.add(int(max_depth), "integer") if max_depth is not None else None,
-        )
-        return attrs.evolve(read, hierarchy=walk)
+        depth = self.params.add(int(max_depth), "integer") if max_depth is not None else None
+        return attrs.evolve(read, hierarchy=meaning.walk(entity, depth))
 
     # --- functions ---------------------------------------------------------------------------------------------
 

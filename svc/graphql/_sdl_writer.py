@@ -22,6 +22,7 @@ from svc.model import (
     ComputedField,
     Entity,
     Field,
+    Hierarchy,
     Lookup,
     Model,
     Operation,
@@ -419,10 +420,8 @@ class _Writer:
             self._relation_field(name, meaning.relation, connection=kind is FieldKind.RELATION_CONNECTION)
         elif kind in (FieldKind.ANCESTORS, FieldKind.DESCENDANTS):
             args = f"(maxDepth: Int, filter: {names.filter}, orderBy: [{names.order_by}!])"
-            if kind is FieldKind.ANCESTORS:
-                out.describe("Rows above this one, nearest first, ending at a cycle.", "  ")
-            else:
-                out.describe("Rows below this one, ending at a cycle.", "  ")
+            assert meaning.hierarchy is not None
+            out.describe(_walk_description(meaning.hierarchy, ancestors=kind is FieldKind.ANCESTORS), "  ")
             out.add(f"  {name}{args}: [{names.type}!]!")
         elif kind is FieldKind.COMPUTED:
             assert meaning.computed is not None
@@ -1015,3 +1014,12 @@ def _deprecated(item: object) -> str:
     if deprecation is None:
         return ""
     return f" @deprecated(reason: {_string(deprecation.reason)})"
+
+
+def _walk_description(hierarchy: Hierarchy, *, ancestors: bool) -> str:
+    if hierarchy.path is not None:
+        above_or_below = "an ancestor" if ancestors else "a descendant"
+        return f"Rows whose `{hierarchy.path}` is {above_or_below} of this row's, nearest first."
+    if ancestors:
+        return "Rows above this one, nearest first, ending at a cycle."
+    return "Rows below this one, ending at a cycle."

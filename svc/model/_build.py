@@ -127,9 +127,8 @@ class _Builder:
             type_name_, plural = names[ref]
             entity_fields = fields[ref]
             computed = functions.computed.get(ref, ())
-            self._check_field_names(
-                type_name_, entity_fields, relations.fields[ref], computed, relations.hierarchies[ref]
-            )
+            hierarchies = (*relations.hierarchies[ref], *_path_hierarchies(entity_fields))
+            self._check_field_names(type_name_, entity_fields, relations.fields[ref], computed, hierarchies)
             primary_key = keys[ref]
             config = self._config(relation)
             hints = read_hints(relation.comment)
@@ -145,7 +144,7 @@ class _Builder:
                     primary_key=primary_key,
                     lookups=self._lookups(relation, type_name_, primary_key, entity_fields, config),
                     relations=relations.fields[ref],
-                    hierarchies=relations.hierarchies[ref],
+                    hierarchies=hierarchies,
                     computed=computed,
                     operations=self._operations(relation, primary_key, config),
                     withheld=self._operations(relation, primary_key, EntityConfig())
@@ -430,3 +429,12 @@ class _Builder:
                         f"{root}.{name} would be generated for {' and '.join(sorted(set(found)))}; rename one"
                         " (functions.<name>.field_name, or entities.<table>.single_field/list_field/type_name)"
                     )
+
+
+def _path_hierarchies(fields: tuple[Field, ...]) -> tuple[Hierarchy, ...]:
+    """`<field>Ancestors`/`<field>Descendants` of every ltree column (SPEC "Fields present on generated types")."""
+    return tuple(
+        Hierarchy(f"{f.name}Ancestors", f"{f.name}Descendants", pairs=(), foreign_key=None, path=f.column)
+        for f in fields
+        if f.type.kind is ValueKind.SCALAR and f.type.sql_name == "ltree"
+    )

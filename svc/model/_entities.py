@@ -75,6 +75,11 @@ class ValueType:
     def scalar(self) -> Scalar | None:
         return Scalar(self.name) if self.kind is ValueKind.SCALAR else None
 
+    @property
+    def sql_name(self) -> str:
+        """The SQL type's own name, without its schema or quotes (`ltree` for `public.ltree`)."""
+        return self.sql_type.rsplit(".", 1)[-1].strip('"')
+
 
 @attrs.frozen
 class Deprecation:
@@ -155,12 +160,19 @@ class Relation:
 @attrs.frozen
 class Hierarchy:
     """`ancestors`/`descendants` over a self-referencing foreign key (prefixed with the relation's name when the
-    table has more than one)."""
+    table has more than one), or `<field>Ancestors`/`<field>Descendants` over an ltree path column (`path`: rows
+    whose path is above or below the row's own)."""
 
     ancestors: str
     descendants: str
-    pairs: tuple[tuple[str, str], ...]  # (child's foreign key column, parent's key column)
-    foreign_key: str
+    pairs: tuple[tuple[str, str], ...]  # (child's foreign key column, parent's key column); () for a path
+    foreign_key: str | None  # None for a path
+    path: str | None = None  # the ltree column
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The columns the walk reads."""
+        return (self.path,) if self.path is not None else tuple(c for pair in self.pairs for c in pair)
 
 
 @attrs.frozen

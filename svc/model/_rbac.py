@@ -268,7 +268,7 @@ def _relation_writes(ref: EntityRef, relation: Relation, grants: _Grants) -> Rel
 
 
 def _hierarchy_seen(ref: EntityRef, hierarchy: Hierarchy, grants: _Grants) -> bool:
-    return grants.may_read(ref, (c for pair in hierarchy.pairs for c in pair))
+    return grants.may_read(ref, hierarchy.columns)
 
 
 def _computed_seen(ref: EntityRef, computed: ComputedField, seen: Mapping[EntityRef, Entity], grants: _Grants) -> bool:

@@ -85,5 +85,5 @@ def returned_columns(model: Model) -> dict[Table, tuple[str, ...]]:
                 junction.update(dict.fromkeys(near for near, _ in relation.junction_pairs))
                 table(relation.target).update(dict.fromkeys(far for _, far in relation.junction_pairs))
         for hierarchy in entity.hierarchies:
-            columns.update(dict.fromkeys(column for pair in hierarchy.pairs for column in pair))
+            columns.update(dict.fromkeys(hierarchy.columns))
     return {name: tuple(columns) for name, columns in needed.items() if columns}

@@ -25,6 +25,9 @@ from svc.model import (
     upper_snake,
 )
 
+from ._ir import Hierarchy as Walk
+from ._ir import Param
+
 
 class FieldKind(enum.Enum):
     TYPENAME = "__typename"
@@ -46,6 +49,18 @@ class FieldMeaning:
     relation: Relation | None = None
     computed: ComputedField | None = None
     hierarchy: Hierarchy | None = None
+
+    def walk(self, entity: Entity, max_depth: Param | None) -> Walk:
+        """The walk an `ancestors`/`descendants` field (or a path column's) asks for."""
+        hierarchy = self.hierarchy
+        assert hierarchy is not None and self.kind in (FieldKind.ANCESTORS, FieldKind.DESCENDANTS)
+        return Walk(
+            pairs=hierarchy.pairs,
+            key=tuple(entity.primary_key or (parent for _, parent in hierarchy.pairs)),
+            ancestors=self.kind is FieldKind.ANCESTORS,
+            max_depth=max_depth,
+            path=hierarchy.path,
+        )
 
 
 class OrderKind(enum.Enum):

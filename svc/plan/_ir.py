@@ -646,12 +646,19 @@ class Aggregates:
 
 @attrs.frozen
 class Hierarchy:
-    """Ancestors or descendants over a self-reference, nearest first, ending at a cycle or `max_depth`."""
+    """Ancestors or descendants, nearest first, at most `max_depth` levels away: over a self-reference (`pairs`),
+    ending at a cycle, or over an ltree column (`path`: the rows whose path is above or below the row's)."""
 
-    pairs: tuple[tuple[str, str], ...]  # (child's key column, parent's key column)
+    pairs: tuple[tuple[str, str], ...]  # (child's key column, parent's key column); () for a path
     key: tuple[str, ...]  # the rows' own key, to notice cycles
     ancestors: bool
     max_depth: Param | None
+    path: str | None = None
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The parent row's columns the walk starts from."""
+        return (self.path,) if self.path is not None else tuple(c for pair in self.pairs for c in pair)
 
 
 @attrs.frozen

@@ -239,7 +239,7 @@ def special_of(type_: ValueType) -> Special | None:
         return Special.MULTIRANGE if multirange else None
     if type_.kind is not ValueKind.SCALAR or type_.name != Scalar.STRING.value:
         return None
-    return _SPECIAL_TYPES.get(type_.sql_type.rsplit(".", 1)[-1].strip('"'))
+    return _SPECIAL_TYPES.get(type_.sql_name)
 
 
 def special_operators(special: Special) -> tuple[FilterOperator, ...]:

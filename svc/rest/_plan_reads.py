@@ -34,7 +34,6 @@ from svc.plan import (
     Filter,
     FunctionCall,
     Grouping,
-    Hierarchy,
     HitMember,
     HitOutput,
     JsonPathOutput,
@@ -443,15 +442,10 @@ class ReadRun:
                 return Read(table(target), shape, ReadKind.ONE, link=link)
             return self._many(target, include, link=link)
         if meaning.hierarchy is not None:
-            hierarchy = meaning.hierarchy
             filter_ = self.filter(entity, include.filter, f"filter[{include.path}]")
             order = self._pages.order(entity, include.order, default_key=False)
-            walk = Hierarchy(
-                pairs=hierarchy.pairs,
-                key=tuple(entity.primary_key or (parent for _, parent in hierarchy.pairs)),
-                ancestors=meaning.kind is FieldKind.ANCESTORS,
-                max_depth=self.params.add(include.depth, "integer") if include.depth is not None else None,
-            )
+            depth = self.params.add(include.depth, "integer") if include.depth is not None else None
+            walk = meaning.walk(entity, depth)
             shape = self.shape(entity, include.selection, path=include.path)
             return Read(table(entity), shape, ReadKind.MANY, filter=filter_, order=order.items, hierarchy=walk)
         computed = meaning.computed

@@ -33,6 +33,7 @@ from svc.plan import (
     EntityLookup,
     FunctionCall,
     GlobalIdOutput,
+    Hierarchy,
     JsonPathOutput,
     JsonRows,
     JunctionLink,
@@ -468,40 +469,18 @@ class _Compiler:
     # --- hierarchies ------------------------------------------------------------------------------------------
 
     def _hierarchy(self, read: Read, parent: sql.Identifier) -> sql.Composable:
-        """Ancestors (nearest first) or descendants of the parent row over a self-reference, by a recursive walk
-        that stops at `max_depth` and where a row would come round again (a cycle)."""
+        """Ancestors (nearest first) or descendants of the parent row: its walk's rows, filtered and ordered, nearest
+        first where the order leaves a choice."""
         hierarchy = read.hierarchy
         assert hierarchy is not None and isinstance(read.source, Table)
-        table, walk, step = sql.Identifier(self._alias()), sql.Identifier(self._alias()), sql.Identifier(self._alias())
-        near, far = (1, 0) if hierarchy.ancestors else (0, 1)  # pairs are (child's column, parent's column)
-
-        def joined(other: sql.Composable) -> sql.Composable:
-            return sql.SQL(" and ").join(
-                sql.SQL("{}.{} = {}.{}").format(table, sql.Identifier(p[near]), other, sql.Identifier(p[far]))
-                for p in hierarchy.pairs
-            )
-
-        key_columns = [sql.SQL("{}.{}").format(table, sql.Identifier(c)) for c in hierarchy.key]
-        key = sql.SQL("({})::text").format(sql.SQL(", ").join(key_columns) if len(key_columns) > 1 else key_columns[0])
+        table = sql.Identifier(self._alias())
         extra = sql.SQL(", {} as __row").format(table) if _needs_whole_row(read.shape) else sql.SQL("")
         if any(isinstance(o, RowVersionOutput) and o.system for o in read.shape.outputs):
             extra = sql.SQL("{}, {}.xmin as __xmin").format(extra, table)
-        depth_limit = (
-            sql.SQL(" and {}.__depth < {}").format(step, param(hierarchy.max_depth))
-            if hierarchy.max_depth
-            else sql.SQL("")
-        )
-        recursive = sql.SQL(
-            "with recursive {walk} as ("
-            "select {table}.*{extra}, 1 as __depth, array[{key}] as __seen from {source} {table} where {first}"
-            " union all "
-            "select {table}.*{extra}, {step}.__depth + 1, {step}.__seen || {key}"
-            " from {source} {table} join {walk} {step} on {next} where not ({key} = any({step}.__seen)){limit}"
-            ") select * from {walk}"
-        ).format(
-            walk=walk, table=table, extra=extra, key=key, source=qualified(read.source), first=joined(parent),
-            step=step, next=joined(step), limit=depth_limit,
-        )  # fmt: skip
+        if hierarchy.path is None:
+            walk = self._recursive_walk(read.source, hierarchy, parent, table, extra)
+        else:
+            walk = self._path_walk(read.source, hierarchy, parent, table, extra)
         row = sql.Identifier(self._alias())
         joins, obj = self.row(read.shape, row)
         conditions = [self.expressions.filter(read.filter, row)] if read.filter is not None else []
@@ -512,12 +491,69 @@ class _Compiler:
             for i in read.order
         ]
         order.append(sql.SQL("{}.__depth").format(row))
+        if hierarchy.path is not None:
+            order.append(sql.SQL("{}.{}").format(row, sql.Identifier(hierarchy.path)))
         rows = sql.Identifier(self._alias())
         return sql.SQL(
             "(select coalesce(json_agg({rows}.j), '[]'::json) from (select {obj} as j from ({walk}) {row}{joins}{where}"
             " order by {order}) {rows})"
-        ).format(rows=rows, obj=obj, walk=recursive, row=row, joins=joins, where=where(conditions),
+        ).format(rows=rows, obj=obj, walk=walk, row=row, joins=joins, where=where(conditions),
                  order=sql.SQL(", ").join(order))  # fmt: skip
+
+    def _recursive_walk(
+        self, source: Table, hierarchy: Hierarchy, parent: sql.Identifier, table: sql.Identifier, extra: sql.Composable
+    ) -> sql.Composable:
+        """Rows over a self-reference with their `__depth`, by a recursive walk that stops at `max_depth` and where
+        a row would come round again (a cycle)."""
+        walk, step = sql.Identifier(self._alias()), sql.Identifier(self._alias())
+        near, far = (1, 0) if hierarchy.ancestors else (0, 1)  # pairs are (child's column, parent's column)
+
+        def joined(other: sql.Composable) -> sql.Composable:
+            return sql.SQL(" and ").join(
+                sql.SQL("{}.{} = {}.{}").format(table, sql.Identifier(p[near]), other, sql.Identifier(p[far]))
+                for p in hierarchy.pairs
+            )
+
+        key_columns = [sql.SQL("{}.{}").format(table, sql.Identifier(c)) for c in hierarchy.key]
+        key = sql.SQL("({})::text").format(sql.SQL(", ").join(key_columns) if len(key_columns) > 1 else key_columns[0])
+        depth_limit = (
+            sql.SQL(" and {}.__depth < {}").format(step, param(hierarchy.max_depth))
+            if hierarchy.max_depth
+            else sql.SQL("")
+        )
+        return sql.SQL(
+            "with recursive {walk} as ("
+            "select {table}.*{extra}, 1 as __depth, array[{key}] as __seen from {source} {table} where {first}"
+            " union all "
+            "select {table}.*{extra}, {step}.__depth + 1, {step}.__seen || {key}"
+            " from {source} {table} join {walk} {step} on {next} where not ({key} = any({step}.__seen)){limit}"
+            ") select * from {walk}"
+        ).format(
+            walk=walk, table=table, extra=extra, key=key, source=qualified(source), first=joined(parent),
+            step=step, next=joined(step), limit=depth_limit,
+        )  # fmt: skip
+
+    def _path_walk(
+        self, source: Table, hierarchy: Hierarchy, parent: sql.Identifier, table: sql.Identifier, extra: sql.Composable
+    ) -> sql.Composable:
+        """Rows whose ltree path is above (`@>`) or below (`<@`) the parent row's, with their `__depth`: how many
+        labels the two paths differ by."""
+        assert hierarchy.path is not None
+        mine, theirs = (sql.SQL("{}.{}").format(t, sql.Identifier(hierarchy.path)) for t in (table, parent))
+        if hierarchy.ancestors:
+            relation, depth = sql.SQL("@>"), sql.SQL("nlevel({}) - nlevel({})").format(theirs, mine)
+        else:
+            relation, depth = sql.SQL("<@"), sql.SQL("nlevel({}) - nlevel({})").format(mine, theirs)
+        depth_limit = (
+            sql.SQL(" and {} <= {}").format(depth, param(hierarchy.max_depth)) if hierarchy.max_depth else sql.SQL("")
+        )
+        return sql.SQL(
+            "select {table}.*{extra}, {depth} as __depth from {source} {table}"
+            " where {mine} {relation} {theirs} and {mine} <> {theirs}{limit}"
+        ).format(
+            table=table, extra=extra, depth=depth, source=qualified(source), mine=mine, relation=relation,
+            theirs=theirs, limit=depth_limit,
+        )  # fmt: skip
 
     # --- pages (connections) -----------------------------------------------------------------------------------
 
@@ -825,7 +861,7 @@ def _needed_columns(read: Read) -> list[str]:
             elif isinstance(nested.link, JunctionLink):
                 needed.update((parent, None) for parent, _ in nested.link.parent_pairs)
             if nested.hierarchy is not None:
-                needed.update((column, None) for pair in nested.hierarchy.pairs for column in pair)
+                needed.update(dict.fromkeys(nested.hierarchy.columns))
             if isinstance(nested.source, FunctionCall):
                 needed.update((a.value.column, None) for a in nested.source.arguments if isinstance(a.value, ColumnRef))
     return list(needed)
