@@ -22,8 +22,8 @@ import json
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import attrs
 from graphql import (
@@ -39,7 +39,7 @@ from graphql.execution.values import VariableValues, get_variable_values
 
 from svc.errors import Code, SvcError
 from svc.pipeline import Context, MutationFailed, Pipeline, Session, Statements
-from svc.plan import LimitExceeded, Params, ReadPlan, check_read
+from svc.plan import LimitExceeded, MutationPlan, Params, ReadPlan, check_read
 from svc.telemetry import set_error, set_operation, stage
 
 from ._document_parser import DocumentParser
@@ -52,6 +52,9 @@ log = logging.getLogger("svc.graphql")
 
 #: Planned queries kept per endpoint (least recently used out).
 PLAN_CACHE_SIZE = 1000
+#: A kept plan's key: document text, operation name, variables' JSON.
+_PlanKey = tuple[str, str | None, str]
+T = TypeVar("T")
 
 #: Failures of the whole request, never retried field by field (SPEC "Partial results").
 _WHOLE_REQUEST = frozenset({Code.STATEMENT_TIMEOUT, Code.DATABASE_UNAVAILABLE, Code.SCHEMA_CHANGED})
@@ -153,8 +156,10 @@ class GraphqlEndpoint:
         self.persisted = persisted if persisted is not None else PersistedQueries()
         #: Compiled statements, shared with the REST endpoint of the same snapshot.
         self.statements = statements
-        #: Planned queries and their coerced variables by (document text, operation name, variables' JSON).
-        self._plans: OrderedDict[tuple[str, str | None, str], tuple[PlannedQuery, VariableValues]] = OrderedDict()
+        #: Planned queries (with their coerced variables) and mutations by (document text, operation name, variables'
+        #: JSON).
+        self._queries: OrderedDict[_PlanKey, tuple[PlannedQuery, VariableValues]] = OrderedDict()
+        self._mutations: OrderedDict[_PlanKey, MutationPlan] = OrderedDict()
 
     async def execute(self, request: GraphqlRequest, pipeline: Pipeline, request_id: str) -> GraphqlResponse:
         answer = _Answer(request_id)
@@ -163,7 +168,9 @@ class GraphqlEndpoint:
             text, operation, document = self._operation(request)
             started = stage("graphql.parse", started)
             if operation.operation is OperationType.MUTATION and request.method != "GET":
-                return await self._mutate(operation, document, request, pipeline, answer, started=started)
+                mutation = self._planned_mutation(text, operation, document, request)
+                stage("graphql.plan", started)
+                return await self._mutate(mutation, operation, request, pipeline, answer)  # it answers its failures
             if operation.operation is not OperationType.QUERY:
                 return answer.refused(_not_a_query(operation, request))
             planned, variables = self._planned(text, operation, document, request)
@@ -215,26 +222,15 @@ class GraphqlEndpoint:
 
     async def _mutate(
         self,
+        plan: MutationPlan,
         operation: OperationDefinitionNode,
-        document: DocumentNode,
         request: GraphqlRequest,
         pipeline: Pipeline,
         answer: "_Answer",
-        *,
-        started: float,
     ) -> GraphqlResponse:
         """SPEC "Mutations": all or nothing. A failed field rolls the operation back; every root field is then null
         and the error names the field (HTTP 200, as for any field error); failures of the whole request (the
         database unavailable, a timeout) leave `data` null with their status."""
-        assert self.mutation_planner is not None
-        try:
-            variables = self._variables(operation, request)
-            plan = self.mutation_planner.plan(operation, _fragments(document), variables)
-            stage("graphql.plan", started)
-        except FieldError as error:
-            return answer.refused(error, error.path)
-        except SvcError as error:
-            return answer.refused(error)
         try:
             payloads = await pipeline.write(self.statements, plan, _context(operation, request, answer.request_id))
         except LimitExceeded as error:
@@ -253,17 +249,38 @@ class GraphqlEndpoint:
     ) -> tuple[PlannedQuery, VariableValues]:
         """The query's plan and coerced variables: planned when this document, operation and variables come first,
         else the kept ones (a plan is a value: the pipeline only reads it)."""
+
+        def plan() -> tuple[PlannedQuery, VariableValues]:
+            variables = self._variables(operation, request)
+            return self.planner.plan(operation, _fragments(document), variables), variables
+
+        return self._kept(self._queries, text, request, plan)
+
+    def _planned_mutation(
+        self, text: str, operation: OperationDefinitionNode, document: DocumentNode, request: GraphqlRequest
+    ) -> MutationPlan:
+        """The mutation's plan, kept as a query's is (the same document and variables write the same values)."""
+        assert self.mutation_planner is not None
+        planner = self.mutation_planner
+
+        def plan() -> MutationPlan:
+            return planner.plan(operation, _fragments(document), self._variables(operation, request))
+
+        return self._kept(self._mutations, text, request, plan)
+
+    @staticmethod
+    def _kept(plans: OrderedDict[_PlanKey, T], text: str, request: GraphqlRequest, plan: Callable[[], T]) -> T:
+        """The plan kept for this document text, operation and variables (the least recently used goes past
+        `PLAN_CACHE_SIZE`), else `plan()`, kept."""
         given = request.variables  # decoded JSON (a body or a URL parameter): it dumps again
         key = (text, request.operation_name, json.dumps(given, sort_keys=True) if given else "")
-        if (kept := self._plans.get(key)) is not None:
-            self._plans.move_to_end(key)
+        if (kept := plans.get(key)) is not None:
+            plans.move_to_end(key)
             return kept
-        variables = self._variables(operation, request)
-        planned = self.planner.plan(operation, _fragments(document), variables)
-        self._plans[key] = (planned, variables)
-        if len(self._plans) > PLAN_CACHE_SIZE:
-            self._plans.popitem(last=False)
-        return planned, variables
+        planned = plans[key] = plan()
+        if len(plans) > PLAN_CACHE_SIZE:
+            plans.popitem(last=False)
+        return planned
 
     def _operation(self, request: GraphqlRequest) -> tuple[str, OperationDefinitionNode, DocumentNode]:
         """The text the request runs, the operation it names and its document."""

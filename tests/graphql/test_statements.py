@@ -130,3 +130,32 @@ async def test_kept_plans_are_bounded_least_recently_used_out(tmp_path, database
             assert response.json()["data"]["book"]["rowId"] == id_
     # 1 and 2 kept; 1 used, 3 pushes 2 out; 1 still kept; 2 planned again.
     assert planned == [1, 2, 3, 2]
+
+
+async def test_a_repeated_mutation_is_planned_once_and_still_writes_each_time(tmp_path, database_url, monkeypatch):
+    from svc.graphql import MutationPlanner
+
+    planned: list[dict] = []
+    plan = MutationPlanner.plan
+
+    def counted(self, operation, fragments, variables):
+        planned.append(dict(variables.coerced))
+        return plan(self, operation, fragments, variables)
+
+    monkeypatch.setattr(MutationPlanner, "plan", counted)
+    mutation = (
+        "mutation($id: Int!, $label: String!) { createShelf(input: {rowId: $id, label: $label}) { shelf { label } } }"
+    )
+    async with running_service(tmp_path, database_url, SCHEMAS) as service:
+
+        async def create(id_: int, label: str) -> dict:
+            variables = {"id": id_, "label": label}
+            return (await service.client.post("/graphql", json={"query": mutation, "variables": variables})).json()
+
+        assert (await create(900, "kept"))["data"] == {"createShelf": {"shelf": {"label": "kept"}}}
+        # The kept plan runs again: the row exists now, so the same write is refused, typed.
+        again = await create(900, "kept")
+        assert again["data"] == {"createShelf": None}
+        assert again["errors"][0]["extensions"]["code"] == "ID_TAKEN"
+        assert (await create(901, "other"))["data"] == {"createShelf": {"shelf": {"label": "other"}}}
+    assert planned == [{"id": 900, "label": "kept"}, {"id": 901, "label": "other"}]
