@@ -187,10 +187,14 @@ async def _ready(fileno: int, waiting: int) -> Ready:
 
 
 async def _ready_either(fileno: int) -> Ready:
-    """Pipeline mode and COPY wait for either direction: what is ready now, else whichever comes first."""
+    """Pipeline mode and COPY wait for either direction: what is ready now, else whichever comes first.
+
+    What is ready now is answered without a checkpoint: psycopg's pipeline asks once per command it sends and the
+    socket is nearly always writable, so a write would yield to the scheduler some fifteen times for nothing. Each
+    such answer lets the generator make progress (send a command, flush, read), so the loop ends; `_wait` still
+    checks for cancellation when the generator is done, and every real wait is a checkpoint."""
     readable, writable, _ = select.select([fileno], [fileno], [], 0)
     if readable or writable:
-        await trio.lowlevel.checkpoint()
         return Ready((Ready.R if readable else 0) | (Ready.W if writable else 0))
     first: list[Ready] = []
 
