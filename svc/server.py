@@ -47,7 +47,7 @@ from svc.events import prepare_capture
 from svc.graphql import Registry
 from svc.http import (
     App,
-    DebugSql,
+    DebugHeaders,
     GraphqlRoutes,
     GraphqlSocket,
     Live,
@@ -130,7 +130,7 @@ async def _serve(
         open_pool(conninfo, settings, size=database.pool_size) as pool,
         open_replicas(loaded.secrets.replica_urls, settings, size=replica_size) as replicas,
     ):
-        executor = Executor(pool, replicas=replicas, sql_comments=database.sql_comments)
+        executor = Executor(pool, replicas=replicas, sql_comments=database.sql_comments, explain=config.debug.explain)
         holder = SnapshotHolder()
 
         watching = config.mode == "dev" and config.watch.enabled
@@ -180,19 +180,20 @@ async def _serve(
         if poller is not None:
             telemetry.observe_rounds(poller.stats)
         own_listener = metrics.enabled and metrics.listen is not None
-        debug_sql = DebugSql() if config.debug.sql else None  # allowed only in the dev: block
+        debug = config.debug  # allowed only in the dev: block
+        debug_headers = DebugHeaders(sql=debug.sql, explain=debug.explain) if debug.sql or debug.explain else None
         app = App(
             config,
             holder,
             [
                 *service_routes,
                 *([] if own_listener else metrics_routes),
-                *(debug_sql.routes() if debug_sql else []),
+                *(debug_headers.routes() if debug_headers else []),
                 *routes,
             ],
             authenticator=authenticator,
             telemetry=telemetry,
-            debug_sql=debug_sql,
+            debug=debug_headers,
         )
         if live is not None and config.graphql.enabled:
             app.add_socket("/graphql", GraphqlSocket(config, live, holder, authenticator, app.limit).serve)

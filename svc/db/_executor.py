@@ -35,7 +35,7 @@ from psycopg.abc import Buffer, Params
 from psycopg.adapt import Loader
 
 from svc.errors import Code, SvcError
-from svc.telemetry import database_operation
+from svc.telemetry import database_operation, statement_plan
 
 from ._connection import Connection
 from ._errors import RETRYABLE_SQLSTATES, map_database_error
@@ -103,9 +103,11 @@ class Transaction:
         kind: str = "mutation",
         *,
         report_position: bool = False,
+        explain: bool = False,
     ) -> None:
         self.connection = conn
         self._comment = comment
+        self._explain = explain
         self._counter = counter
         self._kind = kind
         self._report_position = report_position
@@ -193,6 +195,14 @@ class Transaction:
         self, statement: str, params: Mapping[str, Any], *, one: bool, last: bool
     ) -> list[tuple[bytes | None, ...]]:
         pipeline = self._pipeline
+        if self._explain:
+            try:
+                await _explain(self.connection, statement, params)
+            except psycopg.Error:
+                if pipeline is not None:
+                    with contextlib.suppress(psycopg.Error):
+                        await pipeline.sync()  # as below: what follows must not be skipped
+                raise
         if pipeline is not None and last:
             cursor = await _execute(self.connection, statement, params)
             await self.commit()  # its closing sync answers the statement too
@@ -263,10 +273,13 @@ class Executor:
         replicas: Replicas | None = None,
         sql_comments: bool = True,
         max_retries: int = MAX_RETRIES,
+        explain: bool = False,
     ) -> None:
         self.pool = pool
         self.replicas = replicas
         self._sql_comments = sql_comments
+        #: `debug.explain` (dev): each compiled statement's plan is asked for (and recorded) just before it is sent.
+        self._explain = explain
         self._max_retries = max_retries
         self.counter = StatementCounter()
         #: Called (never awaited) when a statement fails on a schema the database no longer has.
@@ -323,6 +336,8 @@ class Executor:
 
         async def once(pool: Pool) -> list[tuple[bytes | None, ...]]:
             async with pool.connection() as conn:
+                if self._explain:
+                    await _explain(conn, text, params)
                 self.counter.sent += 1
                 return await _recorded("query", text, _fetch(conn, text, params, one=one))
 
@@ -407,7 +422,9 @@ class Executor:
         async with pool.connection() as conn:
             positions = None if readonly else current_positions()
             kind = "query" if readonly else "mutation"
-            tx = Transaction(conn, comment, self.counter, kind, report_position=positions is not None)
+            tx = Transaction(
+                conn, comment, self.counter, kind, report_position=positions is not None, explain=self._explain
+            )
             try:
                 await tx.open(begin, session)
                 result = await work(tx)
@@ -461,6 +478,18 @@ async def _execute(conn: Connection, statement: str, params: Mapping[str, Any]) 
     # rendered it once per shape (`Composable.as_string`), so the shape cache keeps text, not pieces.
     await cursor.execute(statement, params, prepare=prepare)  # pyright: ignore[reportArgumentType, reportCallIssue]
     return cursor
+
+
+async def _explain(conn: Connection, statement: str, params: Mapping[str, Any]) -> None:
+    """Record the plan the database makes for a compiled statement with these values (EXPLAIN without ANALYZE: it
+    plans, never runs; a statement that cannot be planned fails here with the error it would fail with)."""
+    cursor = conn.cursor()
+    cursor.adapters.register_loader("json", RawText)
+    explain = "explain (format json) " + statement
+    await cursor.execute(explain, params, prepare=False)  # pyright: ignore[reportArgumentType, reportCallIssue]
+    row = await cursor.fetchone()
+    assert row is not None
+    statement_plan(statement, row[0])
 
 
 async def _rows_of(cursor: psycopg.AsyncCursor[Any], *, one: bool) -> list[tuple[bytes | None, ...]]:

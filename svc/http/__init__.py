@@ -1,7 +1,7 @@
 """The HTTP edge (layer 10): the ASGI app, its routes, probes, the UI pages, and the rendering of typed errors."""
 
 from ._app import App
-from ._debug import DebugSql
+from ._debug import DebugHeaders
 from ._graphql import GraphqlRoutes
 from ._live import Live
 from ._messages import Request, Response
@@ -17,7 +17,7 @@ from ._ui import UiRoutes
 __all__ = [
     "PROBLEM_JSON",
     "App",
-    "DebugSql",
+    "DebugHeaders",
     "GraphqlRoutes",
     "GraphqlSocket",
     "Live",

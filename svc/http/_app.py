@@ -31,7 +31,7 @@ from svc.snapshot import SnapshotHolder
 from svc.telemetry import Record, record_var
 
 from ._cors import CorsPolicy
-from ._debug import DebugSql
+from ._debug import DebugHeaders
 from ._messages import Receive, Request, Response, Stream
 from ._problem import internal_error, problem
 from ._ratelimit import Decision, RateLimiter
@@ -62,15 +62,15 @@ class App:
         *,
         authenticator: Authenticator,
         telemetry: "Telemetry | None" = None,
-        debug_sql: DebugSql | None = None,
+        debug: DebugHeaders | None = None,
     ) -> None:
         self._router = Router(routes)
         self._telemetry = telemetry
         self._authenticator = authenticator
         self._holder = holder
         self._dev = config.mode == "dev"
-        #: `debug.sql` (dev): the `X-Debug-SQL` header of every answer.
-        self._debug_sql = debug_sql
+        #: `debug.sql`, `debug.explain` (dev): the `X-Debug-SQL` and `X-Debug-Explain` headers of every answer.
+        self._debug = debug
         self._full_detail = config.errors.detail == "full"
         self._cors = CorsPolicy(config.server.cors)
         self._security = SecurityHeaders(config.headers)
@@ -239,8 +239,8 @@ class App:
         headers += cors
         if self._dev:
             headers.append(("Server-Timing", _server_timing(record)))
-        if self._debug_sql is not None:
-            headers.append(("X-Debug-SQL", self._debug_sql.header(record)))
+        if self._debug is not None:
+            headers += self._debug.headers(record)
         await send(
             {
                 "type": "http.response.start",

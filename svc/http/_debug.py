@@ -1,8 +1,14 @@
-"""Debug headers (SPEC "Debug headers (dev)"; `debug.sql`, allowed only in the `dev:` block): every response carries
-`X-Debug-SQL`, the statements the request sent as percent-encoded JSON, `[{"kind", "sql", "ms", "sqlstate"}]` in the
-order they were sent (`kind`: the unit of work, query or mutation; `sqlstate` only for a failed one). A value over
-8 KiB is replaced by `{"id", "url", "bytes"}` naming `GET /debug/sql/<id>`, which answers the whole value as JSON;
-the last 50 such values are kept.
+"""Debug headers (SPEC "Debug headers (dev)"; `debug.sql` and `debug.explain`, allowed only in the `dev:` block).
+
+- `debug.sql`: every response carries `X-Debug-SQL`, the statements the request sent as percent-encoded JSON,
+  `[{"kind", "sql", "ms", "sqlstate"}]` in the order they were sent (`kind`: the unit of work, query or mutation;
+  `sqlstate` only for a failed one).
+- `debug.explain`: every response carries `X-Debug-Explain`, `[{"sql", "plan"}]`: the plan the database made for
+  each compiled statement (EXPLAIN (FORMAT JSON), without ANALYZE: planned with the request's values, role and
+  settings, just before the statement ran; `plan` is EXPLAIN's answer as it gave it).
+
+A value over 8 KiB is replaced by `{"id", "url", "bytes"}` naming `GET /debug/sql/<id>`, which answers the whole
+value as JSON; the last 50 such values (of either header) are kept.
 """
 
 import json
@@ -26,13 +32,25 @@ PATH = "/debug/sql"
 _ALLOW = "GET, HEAD, OPTIONS"
 
 
-class DebugSql:
-    def __init__(self) -> None:
+class DebugHeaders:
+    def __init__(self, *, sql: bool, explain: bool) -> None:
+        self._sql = sql
+        self._explain = explain
         self._kept: OrderedDict[str, bytes] = OrderedDict()
 
-    def header(self, record: Record) -> str:
-        """The `X-Debug-SQL` value of the request `record` is of."""
-        value = json.dumps([_statement(operation) for operation in record.operations], separators=(",", ":"))
+    def headers(self, record: Record) -> list[tuple[str, str]]:
+        """The debug headers of the response to the request `record` is of."""
+        headers = []
+        if self._sql:
+            headers.append(("X-Debug-SQL", self._value([_statement(operation) for operation in record.operations])))
+        if self._explain:
+            plans = [{"sql": statement, "plan": json.loads(plan)} for statement, plan in record.plans]
+            headers.append(("X-Debug-Explain", self._value(plans)))
+        return headers
+
+    def _value(self, items: list[dict[str, Any]]) -> str:
+        """`items` as a header value: percent-encoded JSON, or a pointer to where it is kept when too long."""
+        value = json.dumps(items, separators=(",", ":"))
         encoded = quote(value, safe="")
         if len(encoded) <= MAX_HEADER:
             return encoded

@@ -18,6 +18,7 @@ from ._record import (
     set_operation,
     set_route,
     stage,
+    statement_plan,
 )
 
 __all__ = [
@@ -33,4 +34,5 @@ __all__ = [
     "set_operation",
     "set_route",
     "stage",
+    "statement_plan",
 ]

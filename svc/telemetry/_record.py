@@ -66,6 +66,8 @@ class Record:
     span: object | None = None
     #: Planning stages that ran because the compiled form was not cached (`svc_planning_duration_seconds`).
     planned_afresh: bool = False
+    #: `debug.explain` (dev): (statement, its plan as EXPLAIN (FORMAT JSON) answered it) per statement sent.
+    plans: list[tuple[str, bytes]] = attrs.field(factory=list)
 
     def wall_ns(self, instant: float) -> int:
         """A `perf_counter` instant of this request on the wall clock, in nanoseconds (spans' times)."""
@@ -90,6 +92,13 @@ def database_operation(kind: str, statement: object, started: float, sqlstate: s
     record = record_var.get()
     if record is not None:
         record.operations.append(DatabaseOperation(started, time.perf_counter(), kind, statement, sqlstate))
+
+
+def statement_plan(statement: str, plan: bytes) -> None:
+    """Record the plan of a statement about to be sent (`debug.explain`)."""
+    record = record_var.get()
+    if record is not None:
+        record.plans.append((statement, plan))
 
 
 def set_route(template: str) -> None:
