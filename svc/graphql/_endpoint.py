@@ -29,6 +29,7 @@ import attrs
 from graphql import (
     DocumentNode,
     ExecutionResult,
+    FieldNode,
     FragmentDefinitionNode,
     GraphQLSchema,
     OperationDefinitionNode,
@@ -39,7 +40,17 @@ from graphql.execution.values import VariableValues, get_variable_values
 
 from svc.errors import Code, SvcError
 from svc.pipeline import Context, MutationFailed, Pipeline, Session, Statements
-from svc.plan import LimitExceeded, MutationPlan, Params, ReadPlan, check_read
+from svc.plan import (
+    LimitExceeded,
+    MutationPlan,
+    Page,
+    PageMember,
+    PageOutput,
+    Params,
+    ReadKind,
+    ReadPlan,
+    check_read,
+)
 from svc.telemetry import set_error, set_operation, stage
 
 from ._document_parser import DocumentParser
@@ -127,6 +138,21 @@ class LiveQuery:
         answer = _Answer(self.context.request_id)
         answer.add(error, [self.keys[0]] if len(self.keys) == 1 else None)
         return answer.response(None)
+
+
+@attrs.frozen(eq=False)
+class ExportQuery:
+    """A query `/export` streams (SPEC "Endpoints"): its one root connection as a list of every row the connection's
+    condition, filter and order select (no page), each row its node."""
+
+    plan: ReadPlan
+    params: Params
+    statements: Statements
+    context: Context
+
+
+#: Connection arguments an export does not take: it reads every row.
+_PAGING = frozenset({"first", "last", "after", "before", "offset"})
 
 
 @attrs.frozen
@@ -218,6 +244,41 @@ class GraphqlEndpoint:
             self.statements,
             _context(operation, request, request_id),
             planned.keys,
+        )
+
+    def export(self, request: GraphqlRequest, request_id: str) -> ExportQuery:
+        """The query an export streams: one root connection field, written in the operation itself, selecting its
+        `nodes` (or `edges { node }`) and nothing else, without paging arguments. BAD_USER_INPUT (or the GraphQL
+        error) otherwise; the allow-list applies as to any operation."""
+        text, operation, document = self._operation(request)
+        if operation.operation is not OperationType.QUERY:
+            raise SvcError(Code.BAD_USER_INPUT, "an export runs a query")
+        planned, _ = self._planned(text, operation, document, request)
+        roots = planned.plan.roots
+        if planned.introspection or planned.answered or len(roots) != 1:
+            raise SvcError(Code.BAD_USER_INPUT, "an export runs a query of one root field, a connection")
+        (root,) = roots
+        read = root.read
+        if read is None or read.kind is not ReadKind.PAGE:
+            raise SvcError(Code.BAD_USER_INPUT, f"an export streams a connection: {root.key} is not one")
+        field = next(
+            (f for f in operation.selection_set.selections if isinstance(f, FieldNode) and _key(f) == root.key), None
+        )
+        if field is None:
+            raise SvcError(Code.BAD_USER_INPUT, f"write the connection field {root.key} in the operation itself")
+        paging = sorted({argument.name.value for argument in field.arguments or ()} & _PAGING)
+        if paging:
+            raise SvcError(Code.BAD_USER_INPUT, f"an export reads every row: it takes no {', '.join(paging)}")
+        if not all(_node_rows(output) for output in read.page_outputs):
+            raise SvcError(
+                Code.BAD_USER_INPUT, "an export streams the connection's nodes: select nodes (or edges { node }) only"
+            )
+        rows = attrs.evolve(read, kind=ReadKind.MANY, page=Page(), page_outputs=(), cursor_signature="")
+        return ExportQuery(
+            ReadPlan((attrs.evolve(root, read=rows),)),
+            planned.params,
+            self.statements,
+            _context(operation, request, request_id),
         )
 
     async def _mutate(
@@ -436,6 +497,22 @@ def _context(operation: OperationDefinitionNode, request: GraphqlRequest, reques
     """Statements are tagged with the operation's name (SPEC "Telemetry": structured comments)."""
     name = operation.name.value if operation.name else "anonymous"
     return Context(request_id, request.session, {"api": "graphql", "operation": name})
+
+
+def _key(field: FieldNode) -> str:
+    return (field.alias or field.name).value
+
+
+def _node_rows(output: PageOutput) -> bool:
+    """A connection member an export's rows are: `nodes`, or `edges` with nothing but the node."""
+    if output.member is PageMember.NODES:
+        return True
+    edge = output.edge
+    return (
+        output.member is PageMember.EDGES
+        and edge is not None
+        and not (edge.cursor_keys or edge.constants or edge.windows)
+    )
 
 
 def _fragments(document: DocumentNode) -> dict[str, FragmentDefinitionNode]:

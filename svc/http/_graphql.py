@@ -4,12 +4,12 @@ POST takes a JSON body `{query, operationName, variables, extensions, onError}` 
 `limits.request_body_bytes`); GET takes the same as URL parameters (`variables` and `extensions` as JSON), and only
 queries: a mutation over GET is 405. With `subscriptions.enabled`, a POST asking for
 `multipart/mixed;subscriptionSpec=1.0` streams a subscription's results, and `/graphql/stream` serves GraphQL over
-server-sent events (`_streams.py`; the WebSocket transport is `_socket.py`). The SDL (`graphql.sdl_path`) is
-served as text when `graphql.sdl` is on.
+server-sent events (`_streams.py`; the WebSocket transport is `_socket.py`). `POST /export` streams the rows of one
+root connection as NDJSON or CSV. The SDL (`graphql.sdl_path`) is served as text when `graphql.sdl` is on.
 """
 
 import json
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -17,7 +17,7 @@ from svc.config import Config
 from svc.errors import Code, SvcError
 from svc.graphql import GraphqlRequest, GraphqlSchema
 from svc.pipeline import Pipeline
-from svc.plan import parse_json
+from svc.plan import RowsFormat, parse_json
 
 from ._live import Live
 from ._messages import Request, Response
@@ -31,6 +31,9 @@ _MEMBERS = ("query", "operationName", "variables", "extensions", "onError", "doc
 
 #: GraphQL over server-sent events (SPEC leaves subscription paths open).
 STREAM_PATH = "/graphql/stream"
+EXPORT_PATH = "/export"
+_EXPORT_FORMATS = {"ndjson": RowsFormat.NDJSON, "csv": RowsFormat.CSV}
+_EXPORT_TYPES = {RowsFormat.NDJSON: "application/x-ndjson", RowsFormat.CSV: "text/csv; charset=utf-8"}
 
 
 class GraphqlRoutes:
@@ -52,6 +55,7 @@ class GraphqlRoutes:
                 routes.append(
                     Route(STREAM_PATH, frozenset({"GET", "POST"}), self.stream, api=True, render_error=graphql_error)
                 )
+            routes.append(Route(EXPORT_PATH, frozenset({"POST"}), self.export, api=True))
         if graphql.sdl:
             routes.append(Route(graphql.sdl_path, frozenset({"GET"}), self.sdl, identify=True))
         if graphql.enabled and graphql.federation.enabled:
@@ -77,6 +81,27 @@ class GraphqlRoutes:
             # GraphQL over HTTP: a request error has no `data` member (application/json keeps `data: null`).
             body = json.dumps({"errors": answer.errors}, separators=(",", ":"), ensure_ascii=False).encode()
         return Response(answer.status, body, media, headers)
+
+    async def export(self, request: Request) -> Response:
+        """`POST /export`: the body is a GraphQL request (one root connection, `ExportQuery`) and `format`,
+        `ndjson` (the default) or `csv`; every row it selects, streamed as it is fetched. Bad requests are answered
+        before the first byte; a database failure after it ends the stream without its last chunk, so a client
+        never takes a cut export for a whole one."""
+        assert request.snapshot is not None
+        members = await self._body(request)
+        format_name = members.pop("format", "ndjson")
+        format_ = _EXPORT_FORMATS.get(format_name) if isinstance(format_name, str) else None
+        if format_ is None:
+            raise SvcError(Code.BAD_USER_INPUT, "format must be ndjson or csv", extensions={"field": "format"})
+        api = request.snapshot.api(request.role)
+        query = api.endpoint.export(graphql_request(members, request), request.request_id)
+
+        async def stream(write: Callable[[bytes], Awaitable[None]]) -> None:
+            await self._pipeline.export(
+                query.statements, query.plan, query.params, query.context, format=format_, write=write
+            )
+
+        return Response.streaming(stream, _EXPORT_TYPES[format_])
 
     async def stream(self, request: Request) -> Response:
         """GraphQL over server-sent events (distinct connections mode): any operation, its results as events."""

@@ -9,6 +9,8 @@ temporary functions, which a standby lacks; writes run on the primary.
   texts per set.
 - `read_each`: each root field of a read plan alone, in one repeatable-read, read-only transaction (SPEC "Partial
   results"), each under a savepoint so a failing field leaves the others their answer.
+- `export`: a read plan's one root list, every row it selects, streamed as NDJSON lines or CSV records through a
+  cursor in one read-only repeatable-read transaction, 1,000 rows at a time.
 - `write`: a mutation plan (SPEC "Mutations"): root fields in order, each its write statements then its payload read
   by key, in ONE transaction (a savepoint inside the caller's when it has one open); a later field sees earlier
   writes; any failure rolls back the whole operation and names the field. A write tree is as few statements as the
@@ -37,7 +39,16 @@ from psycopg.adapt import PyFormat, Transformer
 
 from svc.db import RETRYABLE_SQLSTATES, Executor, Session, Transaction
 from svc.errors import Code, SvcError
-from svc.plan import MutationPlan, MutationStep, Params, PayloadKind, ReadPlan, check_mutation, check_read
+from svc.plan import (
+    MutationPlan,
+    MutationStep,
+    Params,
+    PayloadKind,
+    ReadPlan,
+    RowsFormat,
+    check_mutation,
+    check_read,
+)
 from svc.telemetry import stage
 
 from ._checks import first_failure
@@ -46,6 +57,8 @@ from ._payloads import MutationFailed, Payload
 from ._statements import Statements
 
 T = TypeVar("T")
+#: Rows an export fetches at a time (SPEC "Limits": other constants).
+EXPORT_BATCH = 1000
 #: Failures of the request as a whole, not of one field.
 _WHOLE_REQUEST = frozenset({Code.DATABASE_UNAVAILABLE, Code.STATEMENT_TIMEOUT, Code.SCHEMA_CHANGED})
 
@@ -171,6 +184,51 @@ class Pipeline:
             answer_error(result, statements.errors, context.request_id) if isinstance(result, psycopg.Error) else result
             for result in results
         )
+
+    async def export(
+        self,
+        statements: Statements,
+        plan: ReadPlan,
+        params: Params,
+        context: Context,
+        *,
+        format: RowsFormat,
+        write: Callable[[bytes], Awaitable[None]],
+    ) -> int:
+        """Every row of a plan's one root list, written as `format` lines (a CSV header first) `EXPORT_BATCH` rows
+        at a time, from one statement through a cursor in ONE read-only repeatable-read transaction (one snapshot
+        of the data; on a replica when allowed): a slow `write` holds the cursor, not memory. The limits are checked
+        before any SQL; a database failure is raised typed. The rows' count."""
+        (root,) = plan.roots
+        assert root.read is not None
+        check_read(plan, params.values, statements.limits)
+        compiled = statements.rows(root.read, format)
+        unsent = [format.header(compiled.keys)]  # sent with the first rows, or alone when there are none
+        end = format.line_end
+
+        async def lines(rows: list[bytes | None]) -> None:
+            chunk = end.join(row or b"" for row in rows) + end
+            if unsent:
+                chunk = unsent.pop() + chunk
+            await write(chunk)
+
+        async def work(tx: Transaction) -> int:
+            return await tx.stream(compiled.statement, params.named(), lines, size=EXPORT_BATCH)
+
+        try:
+            count = await self.executor.run(
+                work,
+                tags=context.tags,
+                session=context.session,
+                readonly=True,
+                isolation="repeatable read",
+                replica=not compiled.primary_only,
+            )
+        except psycopg.Error as exc:
+            raise answer_error(exc, statements.errors, context.request_id) from exc
+        if unsent and unsent[0]:
+            await write(unsent[0])
+        return count
 
     async def write(
         self,

@@ -10,8 +10,8 @@ import functools
 
 from svc.config import ErrorsConfig, LimitsConfig
 from svc.model import EntityRef, Model
-from svc.plan import ReadPlan, Table
-from svc.sql import CompiledRead, CompiledWrite, WriteTree, compile_batch, compile_read, compile_write
+from svc.plan import Read, ReadPlan, RowsFormat, Table
+from svc.sql import CompiledRead, CompiledWrite, WriteTree, compile_batch, compile_read, compile_rows, compile_write
 from svc.telemetry import cache_lookup, cache_miss
 
 #: Compiled statements kept per snapshot (least recently used out), reads and writes each.
@@ -29,6 +29,7 @@ class Statements:
         self.errors = errors
         self._reads = functools.lru_cache(maxsize=size)(_read)
         self._batches = functools.lru_cache(maxsize=size)(compile_batch)
+        self._rows = functools.lru_cache(maxsize=size)(compile_rows)
         self._writes = functools.lru_cache(maxsize=size)(functools.partial(_write, returned=returned_columns(model)))
 
     def read(self, plan: ReadPlan) -> CompiledRead:
@@ -38,6 +39,10 @@ class Statements:
     def batch(self, plan: ReadPlan, params: int) -> CompiledRead:
         """The read of `plan` for many sets of its `params` values at once (live queries of one shape)."""
         return self._batches(plan, params)
+
+    def rows(self, read: Read, format: RowsFormat) -> CompiledRead:
+        """Every row of a root list read, one statement row each, as `format` writes it (an export)."""
+        return self._rows(read, format)
 
     def write(self, write: WriteTree, *, rows: bool, global_ids: str | None) -> CompiledWrite:
         """A write tree's statements (a tree is its shape: its values are left out of its equality), answering the

@@ -7,6 +7,7 @@ requests of the same shape give equal plans up to their parameters, and the comp
 """
 
 import enum
+from collections.abc import Sequence
 
 import attrs
 
@@ -503,11 +504,27 @@ class PageMember(enum.Enum):
 
 
 class RowsFormat(enum.Enum):
-    """How the rows of a page are written (REST lists: `Accept`)."""
+    """How the rows of a page are written (REST lists: `Accept`; `/export`: `format`)."""
 
     JSON = "json"  # a JSON array
     NDJSON = "ndjson"  # one JSON object per line, each line ended by a newline
     CSV = "csv"  # one CSV record per row (RFC 4180, CRLF): values as text, null empty, objects and lists as JSON
+
+    @property
+    def line_end(self) -> bytes:
+        """What ends each row's line (NDJSON, CSV)."""
+        return b"\r\n" if self is RowsFormat.CSV else b"\n"
+
+    def header(self, keys: Sequence[str]) -> bytes:
+        """What comes before the rows: for CSV, the header record of the rows' keys (quoted as a value would be);
+        nothing otherwise."""
+        if self is not RowsFormat.CSV:
+            return b""
+        cells: list[str] = []
+        for key in keys:
+            quoted = any(c in key for c in '",\r\n') or key != key.strip() or not key
+            cells.append('"' + key.replace('"', '""') + '"' if quoted else key)
+        return (",".join(cells) + "\r\n").encode()
 
 
 class CountMode(enum.Enum):

@@ -167,7 +167,7 @@ class Responder:
         headers += _applied(applied)
         body = members.get(ROWS) or b""
         if api.list_format is RowsFormat.CSV:
-            body = _csv_header(planned.csv_header) + body
+            body = RowsFormat.CSV.header(planned.csv_header) + body
         return RestResponse(status, body, CONTENT_TYPES[api.list_format], tuple(headers))
 
     # --- rows --------------------------------------------------------------------------------------------------
@@ -292,14 +292,6 @@ def _number(text: bytes | None) -> int | None:
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value) if isinstance(value, (dict, list)) else str(value)
-
-
-def _csv_header(keys: Sequence[str]) -> bytes:
-    cells: list[str] = []
-    for key in keys:
-        quoted = any(c in key for c in '",\r\n') or key != key.strip() or not key
-        cells.append('"' + key.replace('"', '""') + '"' if quoted else key)
-    return (",".join(cells) + "\r\n").encode()
 
 
 #: Leading bytes of common formats (SPEC route table: a media type sniffed from the first bytes).

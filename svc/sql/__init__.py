@@ -2,7 +2,7 @@
 effects allows, each with its parameter names. Pure: it never touches the database and cannot fail on user input
 (the planner has refused bad input already)."""
 
-from ._read import LATERAL_LIMIT, CompiledRead, compile_batch, compile_read
+from ._read import LATERAL_LIMIT, CompiledRead, compile_batch, compile_read, compile_rows
 from ._values import row_object
 from ._write import CompiledWrite, compile_write
 from ._write_base import Check, CheckKind
@@ -19,6 +19,7 @@ __all__ = [
     "WriteTree",
     "compile_batch",
     "compile_read",
+    "compile_rows",
     "compile_write",
     "resolve",
     "row_object",

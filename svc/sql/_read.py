@@ -125,6 +125,14 @@ def compile_batch(plan: ReadPlan, params: int) -> CompiledRead:
     return CompiledRead(statement.as_string(None), tuple(root.key for root in plan.roots))
 
 
+def compile_rows(read: Read, format: RowsFormat) -> CompiledRead:
+    """Every row a root list read selects, one statement row each, in the read's order: one text column, the row's
+    JSON object (NDJSON) or CSV record (CSV), without its line end; for a cursor to fetch in batches (`/export`).
+    `keys` are the row's keys (a CSV header)."""
+    statement = _Compiler().rows(read, format)
+    return CompiledRead(statement.as_string(None), tuple(output.key for output in read.shape.outputs))
+
+
 def _roots(compiler: "_Compiler", plan: ReadPlan) -> sql.Composed:
     columns = [sql.SQL("({})::text").format(compiler.root(root)) for root in plan.roots]
     return sql.SQL("select {}").format(sql.SQL(", ").join(columns))
@@ -222,6 +230,18 @@ class _Compiler:
         return sql.SQL("({})").format(
             self._page(read, parent=parent, row=row, inner=inner, joins=joins, obj=obj, split=False)
         )
+
+    def rows(self, read: Read, format: RowsFormat) -> sql.Composable:
+        """A root list read's rows as lines (`compile_rows`)."""
+        assert format is not RowsFormat.JSON and read.kind is ReadKind.MANY
+        row, rows = sql.Identifier(self._alias()), sql.Identifier(self._alias())
+        inner = self.inner(read, None)
+        joins, obj = self.row(read.shape, row, read)
+        line = sql.SQL("{}.j::text").format(rows) if format is RowsFormat.NDJSON else _csv_record(rows)
+        return sql.SQL("select {line} from (select {obj} as j from ({inner}) {row}{joins}{order}) {rows}").format(
+            line=line, obj=obj, inner=inner, row=row, joins=joins, order=self._order_values(read, row, reverse=False),
+            rows=rows,
+        )  # fmt: skip
 
     def inner(self, read: Read, parent: sql.Identifier | None) -> sql.Composable:
         """The rows read, with every column, the whole row where functions need it, and the order values."""
