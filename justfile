@@ -34,6 +34,10 @@ bench-events *args: install
 bench-subscriptions *args: install
     {{venv}}/bin/python bench/subscriptions.py {{args}}
 
+# Benchmark export: rows per second of POST /export against COPY TO STDOUT (bench/export.py).
+bench-export *args: install
+    {{venv}}/bin/python bench/export.py {{args}}
+
 # The scale-out drill: three instances, one standby, a kill and a standby restart; nothing acknowledged lost (bench/drill.py).
 bench-drill *args: install
     {{venv}}/bin/python bench/drill.py {{args}}
