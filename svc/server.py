@@ -50,6 +50,7 @@ from svc.http import (
     DebugHeaders,
     GraphqlRoutes,
     GraphqlSocket,
+    ImportRoutes,
     Live,
     MetricsRoutes,
     OpenapiRoutes,
@@ -167,6 +168,7 @@ async def _serve(
             *probes.routes(),
             *GraphqlRoutes(config, pipeline, live).routes(),
             *RestRoutes(config, pipeline).routes(),
+            *ImportRoutes(config, pipeline).routes(),
             *OpenapiRoutes(config).routes(),
             *UiRoutes(config).routes(),
         ]

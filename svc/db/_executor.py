@@ -24,7 +24,7 @@ import logging
 import random
 import re
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal, LiteralString, TypeVar, cast
 
 import attrs
@@ -220,6 +220,24 @@ class Transaction:
         database_operation(self._kind, text, started)
         return count
 
+    async def copy_in(self, statement: str, rows: AsyncIterator[Sequence[str | None]]) -> int:
+        """`COPY ... FROM STDIN` of `rows` (each a record of text values) as they come: what is not read from `rows`
+        yet is not held. Ends pipeline mode first. The rows' count."""
+        await self._end()
+        self._counter.sent += 1
+        started, count = time.perf_counter(), 0
+        try:
+            # A statement of ours from the model's names (svc.sql.ImportStatements), as in `_execute`.
+            async with self.connection.cursor().copy(statement) as copy:  # pyright: ignore[reportArgumentType]
+                async for row in rows:
+                    await copy.write_row(row)
+                    count += 1
+        except psycopg.Error as exc:
+            database_operation(self._kind, statement, started, exc.sqlstate or "")
+            raise
+        database_operation(self._kind, statement, started)
+        return count
+
     async def _fetch(
         self, statement: str, params: Mapping[str, Any], *, one: bool, last: bool
     ) -> list[tuple[bytes | None, ...]]:
@@ -381,12 +399,14 @@ class Executor:
         readonly: bool = False,
         isolation: Isolation = "read committed",
         replica: bool = False,
+        retry: bool = True,
     ) -> T:
         """Run `work` in a new transaction, committed when it returns and rolled back when it raises (read-only
         work on a replica when `replica` allows).
 
-        Retries the whole unit on serialization failure or deadlock; raises `SvcError` for the failures
-        `map_database_error` names and the database's own error otherwise.
+        Retries the whole unit on serialization failure or deadlock, unless `retry` is off (work that consumes
+        what it cannot read again, a request body); raises `SvcError` for the failures `map_database_error` names
+        and the database's own error otherwise.
         """
         comment = self._comment(tags)
         begin = _BEGIN[isolation, readonly]
@@ -394,7 +414,7 @@ class Executor:
         async def once(pool: Pool) -> T:
             return await self._run_once(pool, work, comment=comment, session=session, begin=begin, readonly=readonly)
 
-        return await self._retrying(lambda: self._routed(once, replica and readonly))
+        return await self._retrying(lambda: self._routed(once, replica and readonly), retry=retry)
 
     def _comment(self, tags: Mapping[LiteralString, str] | None) -> str | None:
         """The comment the statements of a unit with `tags` carry (None when `database.sql_comments` is off)."""
@@ -419,14 +439,15 @@ class Executor:
                     self.replicas.failed(chosen, exc)
         return await attempt(self.pool)
 
-    async def _retrying(self, attempt_once: Callable[[], Awaitable[T]]) -> T:
-        """Retry on serialization failure or deadlock (jittered backoff); map connection-level failures."""
+    async def _retrying(self, attempt_once: Callable[[], Awaitable[T]], *, retry: bool = True) -> T:
+        """Retry on serialization failure or deadlock (jittered backoff) when `retry`; map connection-level
+        failures."""
         attempt = 0
         while True:
             try:
                 return await attempt_once()
             except psycopg.Error as exc:
-                if exc.sqlstate in RETRYABLE_SQLSTATES and attempt < self._max_retries:
+                if retry and exc.sqlstate in RETRYABLE_SQLSTATES and attempt < self._max_retries:
                     attempt += 1
                     log.info("retrying after %s (attempt %d of %d)", exc.sqlstate, attempt, self._max_retries)
                     await trio.sleep(random.uniform(0, min(_BACKOFF_CAP, _BACKOFF_BASE * 2**attempt)))

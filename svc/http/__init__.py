@@ -3,6 +3,7 @@
 from ._app import App
 from ._debug import DebugHeaders
 from ._graphql import GraphqlRoutes
+from ._imports import ImportRoutes
 from ._live import Live
 from ._messages import Request, Response
 from ._metrics import MetricsRoutes
@@ -20,6 +21,7 @@ __all__ = [
     "DebugHeaders",
     "GraphqlRoutes",
     "GraphqlSocket",
+    "ImportRoutes",
     "Live",
     "MetricsRoutes",
     "OpenapiRoutes",

@@ -11,6 +11,8 @@ temporary functions, which a standby lacks; writes run on the primary.
   results"), each under a savepoint so a failing field leaves the others their answer.
 - `export`: a read plan's one root list, every row it selects, streamed as NDJSON lines or CSV records through a
   cursor in one read-only repeatable-read transaction, 1,000 rows at a time.
+- `import_rows`: rows checked as they are read, copied into a staging table and inserted all or nothing
+  (`svc.pipeline._import`).
 - `write`: a mutation plan (SPEC "Mutations"): root fields in order, each its write statements then its payload read
   by key, in ONE transaction (a savepoint inside the caller's when it has one open); a later field sees earlier
   writes; any failure rolls back the whole operation and names the field. A write tree is as few statements as the
@@ -29,7 +31,7 @@ executor's job).
 
 import json
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, LiteralString, TypeVar
 
 import attrs
@@ -39,6 +41,7 @@ from psycopg.adapt import PyFormat, Transformer
 
 from svc.db import RETRYABLE_SQLSTATES, Executor, Session, Transaction
 from svc.errors import Code, SvcError
+from svc.model import Entity
 from svc.plan import (
     MutationPlan,
     MutationStep,
@@ -46,6 +49,7 @@ from svc.plan import (
     PayloadKind,
     ReadPlan,
     RowsFormat,
+    Values,
     check_mutation,
     check_read,
 )
@@ -53,6 +57,7 @@ from svc.telemetry import stage
 
 from ._checks import first_failure
 from ._errors import answer_error, row_inputs, write_error
+from ._import import Imported, Importer
 from ._payloads import MutationFailed, Payload
 from ._statements import Statements
 
@@ -229,6 +234,25 @@ class Pipeline:
         if unsent and unsent[0]:
             await write(unsent[0])
         return count
+
+    async def import_rows(
+        self,
+        statements: Statements,
+        entity: Entity,
+        rows: AsyncIterator[tuple[int, Values]],
+        context: Context,
+        *,
+        keys: bool,
+    ) -> Imported:
+        """`rows` (checked as they are read, each with its line) into `entity`'s table, all or nothing, in ONE
+        transaction (`Importer`); never retried, since `rows` cannot be read again. A failure is raised typed."""
+        importer = Importer(statements, entity, context.request_id, keys=keys)
+        try:
+            return await self.executor.run(
+                lambda tx: importer.run(tx, rows), tags=context.tags, session=context.session, retry=False
+            )
+        except psycopg.Error as exc:
+            raise answer_error(exc, statements.errors, context.request_id) from exc
 
     async def write(
         self,

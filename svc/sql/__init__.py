@@ -2,6 +2,7 @@
 effects allows, each with its parameter names. Pure: it never touches the database and cannot fail on user input
 (the planner has refused bad input already)."""
 
+from ._import import ImportStatements
 from ._read import LATERAL_LIMIT, CompiledRead, compile_batch, compile_read, compile_rows
 from ._values import row_object
 from ._write import CompiledWrite, compile_write
@@ -15,6 +16,7 @@ __all__ = [
     "CheckKind",
     "CompiledRead",
     "CompiledWrite",
+    "ImportStatements",
     "WriteStatement",
     "WriteTree",
     "compile_batch",
