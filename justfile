@@ -34,9 +34,9 @@ bench-events *args: install
 bench-subscriptions *args: install
     {{venv}}/bin/python bench/subscriptions.py {{args}}
 
-# Benchmark export: rows per second of POST /export against COPY TO STDOUT (bench/export.py).
-bench-export *args: install
-    {{venv}}/bin/python bench/export.py {{args}}
+# Benchmark export and import: rows per second of POST /export and /import against COPY (bench/bulk.py).
+bench-bulk *args: install
+    {{venv}}/bin/python bench/bulk.py {{args}}
 
 # The scale-out drill: three instances, one standby, a kill and a standby restart; nothing acknowledged lost (bench/drill.py).
 bench-drill *args: install

@@ -1,5 +1,5 @@
 """The delimited sections of bench/RESULTS.md: bench/run.py writes the file's main report, while bench/events.py,
-bench/subscriptions.py and bench/export.py each own one section between `<!-- name -->` and `<!-- /name -->`, which
+bench/subscriptions.py and bench/bulk.py each own one section between `<!-- name -->` and `<!-- /name -->`, which
 they replace when they measure again and which run.py keeps when it rewrites the rest. The `telemetry` section is
 written by hand from runs of `run.py --svc-telemetry off|metrics|otlp` (one run cannot start svc three ways). The
 `search` section is run.py's own report of the search ops (S1-S3, svc against raw SQL only), so that a search run
@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 #: The sections other scripts own, in the order run.py keeps them.
-NAMES = ("events", "subscriptions", "telemetry", "search", "drill", "export")
+NAMES = ("events", "subscriptions", "telemetry", "search", "drill", "bulk")
 
 
 def markers(name: str) -> tuple[str, str]:

@@ -1,23 +1,26 @@
-"""The export benchmark (issue 21): rows per second of `POST /export` against `COPY ... TO STDOUT` of the same rows in
-the same form, the limit of what any client can get out of PostgreSQL.
+"""The bulk data benchmark (issue 21): rows per second of `POST /export` against `COPY ... TO STDOUT` of the same rows
+in the same form, and of `POST /import/{Type}` against `COPY ... FROM STDIN` of the same rows: the limits of what
+any client can get out of PostgreSQL and into it.
 
-Run from the repository root with the project's virtualenv (`just bench-export` does this):
+Run from the repository root with the project's virtualenv (`just bench-bulk` does this):
 
-    .venv/bin/python bench/export.py [--rows 1000000] [--rounds 3]
+    .venv/bin/python bench/bulk.py [--rows 1000000] [--rounds 3]
 
 It (re)creates the database `bench_export` on the local PostgreSQL (127.0.0.1:5432, user postgres, trust auth) with
 one table of `--rows` generated rows (an integer key, two texts, a numeric, a timestamp), starts `svc run` in prod
 mode, and times each form `--rounds` times, alternating the two sides: NDJSON (svc's lines against COPY of
 `json_build_object(...)::text`, the same bytes) and CSV (svc's records against COPY's CSV with a header, the
 timestamp in its JSON form as svc's CSV cells have it). Each side
-is read by one client to the end over loopback and counted; a round's rate is rows over its wall time, and the
-report gives the median round. The result replaces the export section of bench/RESULTS.md (`--out` to write
-elsewhere).
+is read by one client to the end over loopback and counted. Then import: the same rows as `CreateItemInput` NDJSON
+lines posted to `/import/Item` against COPY of the same rows as CSV into the same (emptied) table, each round
+starting from an empty table. A round's rate is rows over its wall time; the report gives the median round. The
+result replaces the bulk section of bench/RESULTS.md (`--out` to write elsewhere).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import statistics
@@ -40,7 +43,7 @@ from tests.support.process import SVC, service_process  # noqa: E402  (the repos
 ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 DB_NAME = "bench_export"
 DB_URL = f"postgresql://postgres@127.0.0.1:5432/{DB_NAME}"
-BEGIN, END = markers("export")
+BEGIN, END = markers("bulk")
 QUERY = "{ itemsConnection(orderBy: ROW_ID_ASC) { nodes { id: rowId label region amount createdAt } } }"
 #: COPY of the same rows in the same form as svc writes them.
 COPIES = {
@@ -62,6 +65,7 @@ def create_database(rows: int) -> None:
             "create schema app_public;"
             " create table app_public.items (id integer primary key, label text not null, region text not null,"
             " amount numeric(12, 2) not null, created_at timestamptz not null);"
+            " create table app_public.imported (like app_public.items including all);"
         )
         conn.execute(
             "insert into app_public.items select n, 'item ' || n || ' of the export benchmark',"
@@ -70,6 +74,47 @@ def create_database(rows: int) -> None:
             (rows,),
         )
         conn.execute("vacuum analyze app_public.items")
+
+
+def import_bodies(rows: int) -> tuple[bytes, bytes]:
+    """The same rows as `CreateImportedInput` NDJSON lines (svc) and as CSV records (COPY)."""
+    lines, records = [], []
+    for n in range(1, rows + 1):
+        label, region, amount = (
+            f"item {n} of the import benchmark",
+            ("north", "south", "east", "west")[n % 4],
+            n % 10000,
+        )
+        minute = f"2026-01-{1 + n // 1440 % 28:02d}T{n // 60 % 24:02d}:{n % 60:02d}:00+00:00"
+        lines.append(
+            json.dumps(
+                {"rowId": n, "label": label, "region": region, "amount": f"{amount / 100:.2f}", "createdAt": minute}
+            )
+        )
+        records.append(f"{n},{label},{region},{amount / 100:.2f},{minute}")
+    return ("\n".join(lines) + "\n").encode(), ("\n".join(records) + "\n").encode()
+
+
+def empty_imported() -> None:
+    with psycopg.connect(DB_URL, autocommit=True) as conn:
+        conn.execute("truncate app_public.imported")
+
+
+def copy_in_round(records: bytes) -> float:
+    empty_imported()
+    started = time.perf_counter()
+    with psycopg.connect(DB_URL) as conn:
+        with conn.cursor().copy("copy app_public.imported from stdin (format csv)") as copy:
+            copy.write(records)
+    return time.perf_counter() - started
+
+
+async def import_round(client: httpx.AsyncClient, body: bytes, rows: int) -> float:
+    await trio.to_thread.run_sync(empty_imported)
+    started = time.perf_counter()
+    response = await client.post("/import/Imported", content=body)
+    assert response.status_code == 201 and response.json() == {"created": rows}, response.text
+    return time.perf_counter() - started
 
 
 def copy_round(form: str) -> tuple[float, int]:
@@ -112,6 +157,15 @@ async def measure(args: argparse.Namespace, work: Path) -> dict[str, dict[str, l
                     times[form]["svc"].append(svc_seconds)
                     times[form]["copy"].append(copy_seconds)
                     print(f"{form} round {round_ + 1}: svc {svc_seconds:.2f} s, COPY {copy_seconds:.2f} s", flush=True)
+            body, records = import_bodies(args.import_rows)
+            times["import"] = {"svc": [], "copy": []}
+            await import_round(client, body, args.import_rows)  # warm
+            for round_ in range(args.rounds):
+                svc_seconds = await import_round(client, body, args.import_rows)
+                copy_seconds = await trio.to_thread.run_sync(copy_in_round, records)
+                times["import"]["svc"].append(svc_seconds)
+                times["import"]["copy"].append(copy_seconds)
+                print(f"import round {round_ + 1}: svc {svc_seconds:.2f} s, COPY {copy_seconds:.2f} s", flush=True)
     return times
 
 
@@ -119,23 +173,28 @@ def report(times: dict[str, dict[str, list[float]]], args: argparse.Namespace) -
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     lines = [
         BEGIN,
-        "## Export: rows per second against COPY",
+        "## Export and import: rows per second against COPY",
         "",
-        f"Generated by `bench/export.py --rows {args.rows} --rounds {args.rounds}` on {started}"
+        f"Generated by `bench/bulk.py --rows {args.rows} --import-rows {args.import_rows} --rounds {args.rounds}`"
+        f" on {started}"
         f" ({platform.machine()}, {os.cpu_count()} cores): one `svc run --mode prod` and `COPY ... TO STDOUT` of"
         " the same rows in the same bytes (NDJSON: `json_build_object(...)::text`; CSV: COPY's CSV with a header,"
-        " LF where svc writes CRLF), each read to the end by one loopback client; the median of the rounds.",
+        " LF where svc writes CRLF), each read to the end by one loopback client; import: the same rows posted as"
+        " NDJSON to `/import/Imported` against `COPY ... FROM STDIN` of them as CSV, into an emptied table; the median"
+        " of the rounds.",
         "",
-        "| form | rows | svc rows/s | COPY rows/s | svc / COPY | goal |",
+        "| what | rows | svc rows/s | COPY rows/s | svc / COPY | goal |",
         "|---|---|---|---|---|---|",
     ]
     for form, sides in times.items():
-        svc_rate = args.rows / statistics.median(sides["svc"])
-        copy_rate = args.rows / statistics.median(sides["copy"])
+        rows, goal = (args.import_rows, 0.3) if form == "import" else (args.rows, 0.5)
+        what = "import (NDJSON in, COPY of CSV)" if form == "import" else f"export {form}"
+        svc_rate = rows / statistics.median(sides["svc"])
+        copy_rate = rows / statistics.median(sides["copy"])
         ratio = svc_rate / copy_rate
         lines.append(
-            f"| {form} | {args.rows:,} | {svc_rate:,.0f} | {copy_rate:,.0f} | {ratio:.2f}"
-            f" | 0.5 ({'met' if ratio >= 0.5 else 'NOT met'}) |"
+            f"| {what} | {rows:,} | {svc_rate:,.0f} | {copy_rate:,.0f} | {ratio:.2f}"
+            f" | {goal} ({'met' if ratio >= goal else 'NOT met'}) |"
         )
     lines += ["", END, ""]
     return "\n".join(lines)
@@ -143,17 +202,18 @@ def report(times: dict[str, dict[str, list[float]]], args: argparse.Namespace) -
 
 async def main(args: argparse.Namespace) -> None:
     create_database(args.rows)
-    with tempfile.TemporaryDirectory(prefix="svc-bench-export-") as work:
+    with tempfile.TemporaryDirectory(prefix="svc-bench-bulk-") as work:
         times = await measure(args, Path(work))
     section = report(times, args)
     print(section)
-    write_section(args.out, "export", section)
+    write_section(args.out, "bulk", section)
     print(f"wrote {args.out}")
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=1_000_000, help="rows in the exported table")
+    parser.add_argument("--import-rows", type=int, default=200_000, help="rows each import round writes")
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds of each side and form")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "RESULTS.md", help="report with the section")
     return parser.parse_args(argv)
