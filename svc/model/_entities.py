@@ -71,7 +71,7 @@ class ValueType:
     item: "ValueType | None" = None
     item_nullable: bool = True
 
-    @property
+    @functools.cached_property
     def scalar(self) -> Scalar | None:
         return Scalar(self.name) if self.kind is ValueKind.SCALAR else None
 
@@ -544,7 +544,11 @@ class Entity:
         return self.primary_key is not None and len(self.primary_key) == 1 and Operation.READ in self.operations
 
     def field(self, name: str) -> Field | None:
-        return next((f for f in self.fields if f.name == name), None)
+        return self._fields_by_name.get(name)
+
+    @functools.cached_property
+    def _fields_by_name(self) -> dict[str, Field]:
+        return {f.name: f for f in self.fields}
 
     def field_of_column(self, column: str) -> Field | None:
         return next((f for f in self.fields if f.column == column), None)

@@ -144,7 +144,7 @@ def encode_json(value: Any) -> str:
     JSON column keeps every digit a client sent; a numeric column reads it as it reads a string). Other values
     JSON does not know are written as their text (as they are bound)."""
     try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_not_decimal)
+        return _ENCODE(value)
     except _Decimal:
         return _exact(value)
 
@@ -164,13 +164,16 @@ def _exact(value: Any) -> str:
         return str(value)
     if isinstance(value, dict):
         members = cast("dict[Any, Any]", value)
-        return (
-            "{" + ",".join(json.dumps(str(k), ensure_ascii=False) + ":" + _exact(v) for k, v in members.items()) + "}"
-        )
+        return "{" + ",".join(_ENCODE_LEAF(str(k)) + ":" + _exact(v) for k, v in members.items()) + "}"
     if isinstance(value, list | tuple):
         items = cast("list[Any] | tuple[Any, ...]", value)
         return "[" + ",".join(_exact(item) for item in items) + "]"
-    return json.dumps(value, ensure_ascii=False, default=str)
+    return _ENCODE_LEAF(value)
+
+
+# Encoders made once: json.dumps builds a new one on every call given options.
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=_not_decimal).encode
+_ENCODE_LEAF = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
 
 def _integer(value: Any, bounds: tuple[int, int], name: str, path: Sequence[str | int]) -> int:

@@ -36,6 +36,8 @@ _STATUS_BY_KIND = {
 }
 #: The order relation members of one relation input run in: releases first, so `set` keeps what it connects and
 #: creates; connections before creations; changes to existing children last.
+#: Rendered paths kept (`_at`); past it they are rendered afresh.
+_RENDERED_PATHS = 4096
 _TO_MANY_ORDER = ("set", "disconnect", "connect", "connectOrCreate", "create", "update", "delete", "sync")
 
 
@@ -78,9 +80,16 @@ class WriteInputs:
     def __init__(self, model: Model, naming: Naming = GRAPHQL_NAMING) -> None:
         self.model = model
         self.naming = naming
+        self._rendered: dict[Path, tuple[str, ...]] = {}
 
     def _at(self, path: Path) -> tuple[str, ...]:
-        return rendered(self.naming, path)
+        """The path as a check names it, rendered once per path (a bulk write's rows repeat the same few)."""
+        found = self._rendered.get(path)
+        if found is None:
+            found = self._rendered[path] = rendered(self.naming, path)
+            if len(self._rendered) > _RENDERED_PATHS:
+                self._rendered.clear()
+        return found
 
     # --- rows --------------------------------------------------------------------------------------------------
 
