@@ -4,7 +4,8 @@
 PostgreSQL in dev mode; `svc schema export [--check]` writes (or checks) every export file; `svc export-graphql
 --out <path>`, `svc export-subgraph --out <path>` (federation on), `svc export-openapi --out <path>` (YAML for a
 `.yaml`/`.yml` path) and `svc export-config-schema --out <path>` write one artifact; `svc events sql` prints the
-event capture DDL; `svc advise` prints schema advice (svc.advise). `--config` and `--mode` are accepted before or
+event capture DDL; `svc advise` prints schema advice (svc.advise), `svc advise --statements [--top n]` the most
+expensive operations and the indexes they lack (svc.statement_advice). `--config` and `--mode` are accepted before or
 after the command. Exit codes: 0 after a graceful stop, a written file or printed advice, 1 when the service cannot
 run, 2 for a usage or configuration error (every problem is printed, each naming its key).
 """
@@ -128,10 +129,13 @@ def _events_sql(args: argparse.Namespace) -> int:
 
 
 def _advise(args: argparse.Namespace) -> int:
-    """Print the schema advice about the configured database (svc.advise)."""
+    """Print the schema advice about the configured database (svc.advise); with `--statements`, the most expensive
+    operations and the indexes they lack (svc.statement_advice)."""
     from svc.advise import mutation_function_oids, render, requests_authenticated, schema_advice
 
     loaded = _load(args)
+    if args.statements:
+        return _advise_statements(loaded, args.top)
     authenticated = requests_authenticated(loaded.config, loaded.secrets.jwt_secret)
 
     async def bodies(executor: "Executor", catalog: "Catalog", model: "Model") -> dict[int, str]:
@@ -144,6 +148,18 @@ def _advise(args: argparse.Namespace) -> int:
 
     catalog, model, _, found = _read_catalog(loaded, bodies)
     sys.stdout.write(render(schema_advice(catalog, model, authenticated=authenticated, bodies=found)))
+    return 0
+
+
+def _advise_statements(loaded: LoadedConfig, top: int) -> int:
+    from svc.statement_advice import StatisticsUnavailable, statement_report_at
+
+    try:
+        report = statement_report_at(loaded.secrets.require_database_url(), top)
+    except StatisticsUnavailable as exc:
+        sys.stderr.write(f"svc advise --statements: {exc}\n")
+        return 1
+    sys.stdout.write(report.render())
     return 0
 
 
@@ -233,6 +249,10 @@ def _parser() -> argparse.ArgumentParser:
     events_sql.set_defaults(command=_events_sql)
 
     advise = commands.add_parser("advise", help="print schema advice about the database and exit")
+    advise.add_argument(
+        "--statements", action="store_true", help="the most expensive operations and missing indexes instead"
+    )
+    advise.add_argument("--top", type=_positive, default=20, metavar="N", help="operations reported (default 20)")
     advise.set_defaults(command=_advise)
 
     for command in (run, demo, export, schema_export, graphql, subgraph, openapi, events_sql, advise):
@@ -247,6 +267,12 @@ def _add_common_options(parser: argparse.ArgumentParser, *, after_command: bool)
         "--config", default=default, metavar="PATH", help="configuration file (must exist); default ./svc.yaml"
     )
     parser.add_argument("--mode", default=default, choices=MODES, help="dev or prod; default SVC_MODE, else prod")
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return int(text)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ from svc.actors import (
     Reloader,
     ReplicaChecker,
     SchemaWatcher,
+    StatementAdvisor,
     export_snapshot,
     supervise,
 )
@@ -48,6 +49,7 @@ from svc.graphql import Registry
 from svc.http import (
     App,
     DebugHeaders,
+    DebugStatements,
     GraphqlRoutes,
     GraphqlSocket,
     ImportRoutes,
@@ -191,6 +193,7 @@ async def _serve(
                 *service_routes,
                 *([] if own_listener else metrics_routes),
                 *(debug_headers.routes() if debug_headers else []),
+                *DebugStatements(conninfo).routes(),
                 *routes,
             ],
             authenticator=authenticator,
@@ -223,6 +226,7 @@ async def _serve(
                 *([("rate limiter", BucketSweeper(app.rate_limiter.sweep).run)] if app.rate_limiter else []),
                 *([("event dispatcher", dispatcher.run)] if dispatcher else []),
                 *([("subscription poller", poller.run)] if poller else []),
+                *([("statement advisor", StatementAdvisor(conninfo).run)] if config.mode == "dev" else []),
             ]
             for name, actor in actors:
                 await nursery.start(supervise, name, actor)

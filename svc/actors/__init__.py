@@ -1,5 +1,6 @@
 """Supervised long-lived tasks (layer 9): the supervisor and the actors it runs."""
 
+from ._advisor import StatementAdvisor
 from ._dispatcher import Dispatcher
 from ._poller import Poller, Result, Stats, Subscription
 from ._reloader import Reloader
@@ -17,6 +18,7 @@ __all__ = [
     "ReplicaChecker",
     "Result",
     "SchemaWatcher",
+    "StatementAdvisor",
     "Stats",
     "Subscription",
     "backoff",

@@ -397,8 +397,6 @@ def _check_values(config: Config) -> list[str]:
         problems.append("server.header_timeout: the fast edge's (server.http: fast); hypercorn has no head deadline")
     if config.database.pool_size < 1:
         problems.append("database.pool_size: must be at least 1")
-    if config.debug.statements:  # refused rather than accepted and ignored
-        problems.append("dev.debug.statements: not served yet (issue 21); dev.debug.sql and dev.debug.explain are")
     replicas = config.database.replicas
     if replicas.pool_size is not None and replicas.pool_size < 1:
         problems.append("database.replicas.pool_size: must be at least 1")

@@ -1,7 +1,7 @@
 """The HTTP edge (layer 10): the ASGI app, its routes, probes, the UI pages, and the rendering of typed errors."""
 
 from ._app import App
-from ._debug import DebugHeaders
+from ._debug import DebugHeaders, DebugStatements
 from ._graphql import GraphqlRoutes
 from ._imports import ImportRoutes
 from ._live import Live
@@ -19,6 +19,7 @@ __all__ = [
     "PROBLEM_JSON",
     "App",
     "DebugHeaders",
+    "DebugStatements",
     "GraphqlRoutes",
     "GraphqlSocket",
     "ImportRoutes",

@@ -9,15 +9,22 @@
 
 A value over 8 KiB is replaced by `{"id", "url", "bytes"}` naming `GET /debug/sql/<id>`, which answers the whole
 value as JSON; the last 50 such values (of either header) are kept.
+
+`debug.statements`: `GET /debug/statements?top=n` (default 20) answers the report of `svc advise --statements`
+(svc.statement_advice) as JSON, 404 when `pg_stat_statements` is not there to read. The route reads the switch of
+the current snapshot's configuration on each request, so a reloaded configuration (dev mode) turns it on or off.
 """
 
 import json
 import secrets
 from collections import OrderedDict
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import parse_qsl, quote
+
+import trio
 
 from svc.errors import Code, SvcError
+from svc.statement_advice import StatisticsUnavailable, statement_report_at
 from svc.telemetry import DatabaseOperation, Record
 
 from ._messages import Request, Response
@@ -29,6 +36,7 @@ MAX_HEADER = 8 * 1024
 #: How many values too long for their header are kept.
 KEPT = 50
 PATH = "/debug/sql"
+STATEMENTS_PATH = "/debug/statements"
 _ALLOW = "GET, HEAD, OPTIONS"
 
 
@@ -85,3 +93,28 @@ def _statement(operation: DatabaseOperation) -> dict[str, Any]:
     if operation.sqlstate:
         entry["sqlstate"] = operation.sqlstate
     return entry
+
+
+class DebugStatements:
+    """`GET /debug/statements?top=n`: the statement report of the service's database."""
+
+    def __init__(self, database_url: str) -> None:
+        self._url = database_url
+
+    def routes(self) -> list[Route]:
+        return [Route(STATEMENTS_PATH, frozenset({"GET"}), self.report)]
+
+    async def report(self, request: Request) -> Response:
+        assert request.snapshot is not None
+        if not request.snapshot.api(None).config.debug.statements:
+            raise SvcError(Code.NOT_FOUND, f"no resource at {request.path}")
+        pairs = dict(parse_qsl(request.query_string.decode("latin-1"), keep_blank_values=True))
+        top = pairs.get("top", "20")
+        if not top.isdigit() or int(top) < 1 or set(pairs) - {"top"}:
+            message = "take top=<n>, a positive number, and nothing else"
+            raise SvcError(Code.BAD_USER_INPUT, message, extensions={"field": "top"})
+        try:
+            report = await trio.to_thread.run_sync(statement_report_at, self._url, int(top))
+        except StatisticsUnavailable as exc:
+            raise SvcError(Code.NOT_FOUND, f"no statement statistics: {exc}") from exc
+        return Response.json(report.json())

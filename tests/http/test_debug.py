@@ -2,16 +2,13 @@
 statements the request sent as percent-encoded JSON; with `dev.debug.explain`, `X-Debug-Explain`, each compiled
 statement's plan (the database's EXPLAIN, with the request's values and role, the statement still run once); a value
 over 8 KiB points at `/debug/sql/<id>`, which answers it whole (the last 50 kept). Without them, neither the headers
-nor the route. `debug.statements` is refused until it is served."""
+nor the route. (`debug.statements`: tests/cli/test_advise_statements.py.)"""
 
 import json
 from urllib.parse import unquote
 
-import pytest
-
-from svc.config import ConfigError
 from svc.http import _debug
-from tests.support.service import configure, running_service
+from tests.support.service import running_service
 
 SCHEMAS = {"database": {"schemas": ["app_public"]}}
 DEBUG = {**SCHEMAS, "dev": {"debug": {"sql": True}}}
@@ -110,11 +107,3 @@ async def test_every_answer_carries_the_plans_of_its_statements(tmp_path, databa
         assert refused.json()["errors"][0]["extensions"]["code"] == "AUTHOR_NOT_FOUND", refused.text
         orphans = await client.get("/rest/posts", params={"filter[title][eq]": "orphan"})
         assert orphans.json() == []
-
-
-def test_debug_statements_is_refused_until_it_is_served(tmp_path):
-    with pytest.raises(ConfigError) as refused:
-        configure(tmp_path, {"dev": {"debug": {"statements": True}}}, mode="dev", database_url="postgresql:///unused")
-    assert refused.value.problems == [
-        "dev.debug.statements: not served yet (issue 21); dev.debug.sql and dev.debug.explain are"
-    ]
