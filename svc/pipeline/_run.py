@@ -173,16 +173,8 @@ class Pipeline:
             return results
 
         try:
-            results = await self.executor.run(
-                each,
-                tags=context.tags,
-                session=context.session,
-                readonly=True,
-                isolation="repeatable read",
-                replica=not any(statement.primary_only for statement in compiled),
-            )
-        except psycopg.Error as exc:
-            raise answer_error(exc, statements.errors, context.request_id) from exc
+            replica = not any(statement.primary_only for statement in compiled)
+            results = await self._in_snapshot(each, statements, context, replica=replica)
         finally:
             stage(executing, started)
         return tuple(
@@ -220,20 +212,27 @@ class Pipeline:
         async def work(tx: Transaction) -> int:
             return await tx.stream(compiled.statement, params.named(), lines, size=EXPORT_BATCH)
 
+        count = await self._in_snapshot(work, statements, context, replica=not compiled.primary_only)
+        if unsent and unsent[0]:
+            await write(unsent[0])
+        return count
+
+    async def _in_snapshot(
+        self, work: Callable[[Transaction], Awaitable[T]], statements: Statements, context: Context, *, replica: bool
+    ) -> T:
+        """`work` in one read-only repeatable-read transaction (one snapshot of the data; on a replica when
+        `replica` allows); its database failure raised typed."""
         try:
-            count = await self.executor.run(
+            return await self.executor.run(
                 work,
                 tags=context.tags,
                 session=context.session,
                 readonly=True,
                 isolation="repeatable read",
-                replica=not compiled.primary_only,
+                replica=replica,
             )
         except psycopg.Error as exc:
             raise answer_error(exc, statements.errors, context.request_id) from exc
-        if unsent and unsent[0]:
-            await write(unsent[0])
-        return count
 
     async def import_rows(
         self,
