@@ -170,7 +170,7 @@ async def _serve(
             *probes.routes(),
             *GraphqlRoutes(config, pipeline, live).routes(),
             *RestRoutes(config, pipeline).routes(),
-            *ImportRoutes(config, pipeline).routes(),
+            *ImportRoutes(pipeline).routes(),
             *OpenapiRoutes(config).routes(),
             *UiRoutes(config).routes(),
         ]

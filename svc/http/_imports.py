@@ -13,7 +13,6 @@ import json
 from collections.abc import AsyncIterator
 from urllib.parse import parse_qsl
 
-from svc.config import Config
 from svc.errors import Code, SvcError
 from svc.model import Entity, Operation
 from svc.pipeline import Context, Pipeline, at_line
@@ -29,8 +28,7 @@ _ALLOW = "POST, OPTIONS"
 
 
 class ImportRoutes:
-    def __init__(self, config: Config, pipeline: Pipeline) -> None:
-        self._config = config
+    def __init__(self, pipeline: Pipeline) -> None:
         self._pipeline = pipeline
 
     def routes(self) -> list[Route]:
