@@ -172,10 +172,10 @@ class App:
                     positions.minimum = parse_lsn(minimum)
                 except ValueError as exc:
                     raise SvcError(Code.BAD_USER_INPUT, f"X-Min-WAL-Position: {exc}") from exc
-            if request.method == "OPTIONS" and not route.prefix:
+            if request.method == "OPTIONS" and not route.own_methods:
                 return Response.empty(204, headers=[("Allow", ", ".join(route.allowed()))])
             method = "GET" if request.method == "HEAD" else request.method
-            if method not in route.methods and not route.prefix:
+            if method not in route.methods and not route.own_methods:
                 error = SvcError(Code.METHOD_NOT_ALLOWED, f"{request.method} is not allowed on {request.path}")
                 return problem(error, request, headers=(("Allow", ", ".join(route.allowed())),))
             if route.needs_snapshot and request.snapshot is None:

@@ -28,7 +28,6 @@ from svc.statement_advice import StatisticsUnavailable, statement_report_at
 from svc.telemetry import DatabaseOperation, Record
 
 from ._messages import Request, Response
-from ._problem import problem
 from ._routing import Route
 
 #: The longest debug header value; a longer one is kept and pointed at.
@@ -37,7 +36,6 @@ MAX_HEADER = 8 * 1024
 KEPT = 50
 PATH = "/debug/sql"
 STATEMENTS_PATH = "/debug/statements"
-_ALLOW = "GET, HEAD, OPTIONS"
 
 
 class DebugHeaders:
@@ -73,11 +71,6 @@ class DebugHeaders:
         return [Route(PATH, frozenset({"GET"}), self.kept, needs_snapshot=False, prefix=True)]
 
     async def kept(self, request: Request) -> Response:
-        if request.method == "OPTIONS":
-            return Response.empty(204, headers=[("Allow", _ALLOW)])
-        if request.method not in ("GET", "HEAD"):
-            error = SvcError(Code.METHOD_NOT_ALLOWED, f"{request.method} is not allowed on {request.path}")
-            return problem(error, request, headers=(("Allow", _ALLOW),))
         value = self._kept.get(request.path.removeprefix(PATH + "/"))
         if value is None:
             raise SvcError(Code.NOT_FOUND, f"no debug value at {request.path} (the last {KEPT} are kept)")

@@ -20,11 +20,9 @@ from svc.plan import Values, WriteInputs, parse_json
 from svc.telemetry import set_route
 
 from ._messages import Request, Response
-from ._problem import problem
 from ._routing import Route
 
 PATH = "/import"
-_ALLOW = "POST, OPTIONS"
 
 
 class ImportRoutes:
@@ -37,11 +35,6 @@ class ImportRoutes:
     async def import_(self, request: Request) -> Response:
         assert request.snapshot is not None
         set_route(f"{PATH}/{{Type}}")
-        if request.method == "OPTIONS":
-            return Response.empty(204, headers=[("Allow", _ALLOW)])
-        if request.method != "POST":
-            error = SvcError(Code.METHOD_NOT_ALLOWED, f"{request.method} is not allowed on {request.path}")
-            return problem(error, request, headers=(("Allow", _ALLOW),))
         api = request.snapshot.api(request.role)
         entity = _entity(api.model.entities, request.path.removeprefix(PATH + "/"))
         keys = _keys(request.query_string)

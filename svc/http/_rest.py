@@ -24,7 +24,7 @@ class RestRoutes:
     def routes(self) -> list[Route]:
         if not self._config.openapi.enabled:
             return []
-        return [Route("/rest", _ANY_METHOD, self.rest, api=True, prefix=True)]
+        return [Route("/rest", _ANY_METHOD, self.rest, api=True, prefix=True, own_methods=True)]
 
     async def rest(self, request: Request) -> Response:
         assert request.snapshot is not None

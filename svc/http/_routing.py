@@ -30,9 +30,11 @@ class Route:
     api: bool = False
     #: How typed errors the app raises for this route are answered: problem documents, or GraphQL responses.
     render_error: ErrorRenderer = problem
-    #: Serves every path under `path` too (`/rest/...`), and answers every method itself, OPTIONS and 405
-    #: included: the methods a path has depend on what it names.
+    #: Serves every path under `path` too (`/rest/...`, `/import/...`).
     prefix: bool = False
+    #: Answers every method itself, OPTIONS and 405 included: the methods a path has depend on what it names
+    #: (`/rest`). Otherwise the app answers OPTIONS and refuses what `methods` leaves out.
+    own_methods: bool = False
     #: Not an API route, but a token, when one is sent, is verified and names the role the answer is for (the
     #: SDL and the OpenAPI document with `rbac.enabled`); a request without one is answered as anonymous.
     identify: bool = False
