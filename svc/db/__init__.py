@@ -6,7 +6,7 @@ Layer 2 (ARCHITECTURE.md). Nothing above this package touches a connection excep
 
 from ._connection import Connection
 from ._errors import RETRYABLE_SQLSTATES, map_database_error
-from ._executor import Executor, Session, StatementCounter, Transaction, sql_comment
+from ._executor import Executor, Isolation, Session, StatementCounter, Transaction, sql_comment
 from ._pool import TOO_MANY_GROUPS_STATE, ConnectionSettings, Pool, PoolStats, open_pool
 from ._positions import Positions, format_lsn, parse_lsn, track_positions
 from ._replicas import Replica, ReplicaHealth, Replicas, ReplicaState, open_replicas
@@ -17,6 +17,7 @@ __all__ = [
     "Connection",
     "ConnectionSettings",
     "Executor",
+    "Isolation",
     "Pool",
     "PoolStats",
     "Positions",

@@ -24,7 +24,7 @@ import logging
 import random
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal, LiteralString, TypeVar, cast
 
 import attrs
@@ -205,61 +205,59 @@ class Transaction:
         await self._end()
         self._counter.sent += 1
         text = _tagged(statement, self._comment)
-        cursor = self.connection.cursor(name="svc_rows")
-        cursor.adapters.register_loader("text", RawText)
-        started, count = time.perf_counter(), 0
-        try:
+
+        async def fetched() -> int:
+            cursor = self.connection.cursor(name="svc_rows")
+            cursor.adapters.register_loader("text", RawText)
             # The one text psycopg's guard cannot follow, as in `_execute`: compiled from psycopg.sql pieces.
             await cursor.execute(text, params)  # pyright: ignore[reportArgumentType, reportCallIssue]
+            count = 0
             while rows := await cursor.fetchmany(size):
                 count += len(rows)
                 await each([row[0] for row in rows])
-        except psycopg.Error as exc:
-            database_operation(self._kind, text, started, exc.sqlstate or "")
-            raise
-        database_operation(self._kind, text, started)
-        return count
+            return count
+
+        return await _recorded(self._kind, text, fetched())
 
     async def copy_in(self, statement: str, rows: AsyncIterator[Sequence[str | None]]) -> int:
         """`COPY ... FROM STDIN` of `rows` (each a record of text values) as they come: what is not read from `rows`
         yet is not held. Ends pipeline mode first. The rows' count."""
         await self._end()
         self._counter.sent += 1
-        started, count = time.perf_counter(), 0
-        try:
+
+        async def copied() -> int:
+            count = 0
             # A statement of ours from the model's names (svc.sql.ImportStatements), as in `_execute`.
             async with self.connection.cursor().copy(statement) as copy:  # pyright: ignore[reportArgumentType]
                 async for row in rows:
                     await copy.write_row(row)
                     count += 1
-        except psycopg.Error as exc:
-            database_operation(self._kind, statement, started, exc.sqlstate or "")
-            raise
-        database_operation(self._kind, statement, started)
-        return count
+            return count
+
+        return await _recorded(self._kind, statement, copied())
 
     async def _fetch(
         self, statement: str, params: Mapping[str, Any], *, one: bool, last: bool
     ) -> list[tuple[bytes | None, ...]]:
-        pipeline = self._pipeline
         if self._explain:
-            try:
+            async with self._resynced():
                 await _explain(self.connection, statement, params)
-            except psycopg.Error:
-                if pipeline is not None:
-                    with contextlib.suppress(psycopg.Error):
-                        await pipeline.sync()  # as below: what follows must not be skipped
-                raise
-        if pipeline is not None and last:
+        if self._pipeline is not None and last:
             cursor = await _execute(self.connection, statement, params)
             await self.commit()  # its closing sync answers the statement too
             return await _rows_of(cursor, one=one)
-        try:
+        async with self._resynced():
             return await _fetch(self.connection, statement, params, one=one)
+
+    @contextlib.asynccontextmanager
+    async def _resynced(self) -> AsyncGenerator[None]:
+        """After an error the server skips what follows in the pipeline until a sync: one is sent, so the next
+        statement (a rollback to a savepoint, say) is not skipped."""
+        pipeline = self._pipeline
+        try:
+            yield
         except psycopg.Error:
             if pipeline is not None:
-                # After an error the server skips what follows until a sync: the next statement (a rollback to a
-                # savepoint, say) must not be.
                 with contextlib.suppress(psycopg.Error):
                     await pipeline.sync()
             raise

@@ -33,7 +33,6 @@ _MEMBERS = ("query", "operationName", "variables", "extensions", "onError", "doc
 STREAM_PATH = "/graphql/stream"
 EXPORT_PATH = "/export"
 _EXPORT_FORMATS = {"ndjson": RowsFormat.NDJSON, "csv": RowsFormat.CSV}
-_EXPORT_TYPES = {RowsFormat.NDJSON: "application/x-ndjson", RowsFormat.CSV: "text/csv; charset=utf-8"}
 
 
 class GraphqlRoutes:
@@ -101,7 +100,7 @@ class GraphqlRoutes:
                 query.statements, query.plan, query.params, query.context, format=format_, write=write
             )
 
-        return Response.streaming(stream, _EXPORT_TYPES[format_])
+        return Response.streaming(stream, format_.content_type)
 
     async def stream(self, request: Request) -> Response:
         """GraphQL over server-sent events (distinct connections mode): any operation, its results as events."""

@@ -39,7 +39,7 @@ import psycopg
 from psycopg import sql
 from psycopg.adapt import PyFormat, Transformer
 
-from svc.db import RETRYABLE_SQLSTATES, Executor, Session, Transaction
+from svc.db import RETRYABLE_SQLSTATES, Executor, Isolation, Session, Transaction
 from svc.errors import Code, SvcError
 from svc.model import Entity
 from svc.plan import (
@@ -222,14 +222,30 @@ class Pipeline:
     ) -> T:
         """`work` in one read-only repeatable-read transaction (one snapshot of the data; on a replica when
         `replica` allows); its database failure raised typed."""
+        return await self._unit(work, statements, context, readonly=True, isolation="repeatable read", replica=replica)
+
+    async def _unit(
+        self,
+        work: Callable[[Transaction], Awaitable[T]],
+        statements: Statements,
+        context: Context,
+        *,
+        readonly: bool = False,
+        isolation: Isolation = "read committed",
+        replica: bool = False,
+        retry: bool = True,
+    ) -> T:
+        """`work` in a transaction of its own as the context's session (`Executor.run`), its database failure raised
+        typed."""
         try:
             return await self.executor.run(
                 work,
                 tags=context.tags,
                 session=context.session,
-                readonly=True,
-                isolation="repeatable read",
+                readonly=readonly,
+                isolation=isolation,
                 replica=replica,
+                retry=retry,
             )
         except psycopg.Error as exc:
             raise answer_error(exc, statements.errors, context.request_id) from exc
@@ -246,12 +262,7 @@ class Pipeline:
         """`rows` (checked as they are read, each with its line) into `entity`'s table, all or nothing, in ONE
         transaction (`Importer`); never retried, since `rows` cannot be read again. A failure is raised typed."""
         importer = Importer(statements, entity, context.request_id, keys=keys)
-        try:
-            return await self.executor.run(
-                lambda tx: importer.run(tx, rows), tags=context.tags, session=context.session, retry=False
-            )
-        except psycopg.Error as exc:
-            raise answer_error(exc, statements.errors, context.request_id) from exc
+        return await self._unit(lambda tx: importer.run(tx, rows), statements, context, retry=False)
 
     async def write(
         self,

@@ -511,6 +511,10 @@ class RowsFormat(enum.Enum):
     CSV = "csv"  # one CSV record per row (RFC 4180, CRLF): values as text, null empty, objects and lists as JSON
 
     @property
+    def content_type(self) -> str:
+        return _ROWS_CONTENT_TYPES[self]
+
+    @property
     def line_end(self) -> bytes:
         """What ends each row's line (NDJSON, CSV)."""
         return b"\r\n" if self is RowsFormat.CSV else b"\n"
@@ -525,6 +529,13 @@ class RowsFormat(enum.Enum):
             quoted = any(c in key for c in '",\r\n') or key != key.strip() or not key
             cells.append('"' + key.replace('"', '""') + '"' if quoted else key)
         return (",".join(cells) + "\r\n").encode()
+
+
+_ROWS_CONTENT_TYPES = {
+    RowsFormat.JSON: "application/json",
+    RowsFormat.NDJSON: "application/x-ndjson",
+    RowsFormat.CSV: "text/csv; charset=utf-8",
+}
 
 
 class CountMode(enum.Enum):

@@ -48,11 +48,6 @@ from ._resources import Kind, RestIndex
 
 Answer = Mapping[str, bytes | None]
 
-CONTENT_TYPES = {
-    RowsFormat.JSON: "application/json",
-    RowsFormat.NDJSON: "application/x-ndjson",
-    RowsFormat.CSV: "text/csv; charset=utf-8",
-}
 ACCEPT_POST = "application/json, text/csv, multipart/form-data"
 ACCEPT_PATCH = "application/json, application/merge-patch+json, application/json-patch+json, multipart/form-data"
 _PAGE_PARAMETERS = ("first", "last", "after", "before", "offset")
@@ -168,7 +163,7 @@ class Responder:
         body = members.get(ROWS) or b""
         if api.list_format is RowsFormat.CSV:
             body = RowsFormat.CSV.header(planned.csv_header) + body
-        return RestResponse(status, body, CONTENT_TYPES[api.list_format], tuple(headers))
+        return RestResponse(status, body, api.list_format.content_type, tuple(headers))
 
     # --- rows --------------------------------------------------------------------------------------------------
 
