@@ -24,7 +24,7 @@ import logging
 import random
 import re
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal, LiteralString, TypeVar, cast
 
 import attrs
@@ -240,27 +240,27 @@ class Transaction:
         self, statement: str, params: Mapping[str, Any], *, one: bool, last: bool
     ) -> list[tuple[bytes | None, ...]]:
         if self._explain:
-            async with self._resynced():
+            try:
                 await _explain(self.connection, statement, params)
+            except psycopg.Error:
+                await self._resync()
+                raise
         if self._pipeline is not None and last:
             cursor = await _execute(self.connection, statement, params)
             await self.commit()  # its closing sync answers the statement too
             return await _rows_of(cursor, one=one)
-        async with self._resynced():
+        try:
             return await _fetch(self.connection, statement, params, one=one)
+        except psycopg.Error:
+            await self._resync()
+            raise
 
-    @contextlib.asynccontextmanager
-    async def _resynced(self) -> AsyncGenerator[None]:
+    async def _resync(self) -> None:
         """After an error the server skips what follows in the pipeline until a sync: one is sent, so the next
         statement (a rollback to a savepoint, say) is not skipped."""
-        pipeline = self._pipeline
-        try:
-            yield
-        except psycopg.Error:
-            if pipeline is not None:
-                with contextlib.suppress(psycopg.Error):
-                    await pipeline.sync()
-            raise
+        if self._pipeline is not None:
+            with contextlib.suppress(psycopg.Error):
+                await self._pipeline.sync()
 
     async def _send_commit(self) -> psycopg.AsyncCursor[Any] | None:
         """Send COMMIT (and the position query), without waiting; the position's cursor, when asked for."""
