@@ -21,9 +21,13 @@ import trio
 from psycopg import errors as e
 from psycopg import pq
 from psycopg._conninfo_attempts import conninfo_attempts
-from psycopg.abc import PQGen, PQGenConn
+from psycopg.abc import Buffer, PQGen, PQGenConn, Transformer
+from psycopg.adapt import AdaptersMap, Loader
+from psycopg.adapt import Transformer as MakeTransformer
 from psycopg.conninfo import conninfo_to_dict, make_conninfo, timeout_from_conninfo
 from psycopg.waiting import Ready, Wait
+
+from ._wire import PreparedNames, ready_either
 
 #: Longest wait for the server to acknowledge a cancel request.
 CANCEL_TIMEOUT = 5.0
@@ -41,6 +45,17 @@ class Connection(psycopg.AsyncConnection[Any]):
         self.interrupted = False
         #: Called with this connection when it is interrupted; it must send the cancel and close it.
         self.on_interrupt: Callable[[Connection], None] | None = None
+        #: The compiled statements prepared on this connection by `svc.db._wire` (None: none are prepared).
+        self.prepared_names: PreparedNames | None = None
+        self._raw: Transformer | None = None
+
+    @property
+    def raw(self) -> Transformer:
+        """The transformer of compiled statements: their values dumped as psycopg would, their text and JSON
+        columns loaded as the bytes the server sent (response bodies are forwarded, never decoded)."""
+        if self._raw is None:
+            self._raw = MakeTransformer(_RawContext(self))
+        return self._raw
 
     @classmethod
     # Not psycopg's signature: a timeout in seconds of its own (psycopg's reads `connect_timeout` among the conninfo
@@ -94,10 +109,11 @@ class Connection(psycopg.AsyncConnection[Any]):
             with contextlib.suppress(Exception):
                 gen.close()
             if self.pgconn.transaction_status == pq.TransactionStatus.ACTIVE and not self.interrupted:
-                self._interrupt()
+                self.interrupt()
             raise
 
-    def _interrupt(self) -> None:
+    def interrupt(self) -> None:
+        """A statement was abandoned mid-flight: mark the connection for discarding and have the server cancel it."""
         self.interrupted = True
         if self.on_interrupt is not None:
             self.on_interrupt(self)
@@ -147,6 +163,23 @@ class Connection(psycopg.AsyncConnection[Any]):
         return not readable
 
 
+class RawText(Loader):
+    """Text and JSON columns as the bytes the server sent."""
+
+    def load(self, data: Buffer) -> bytes:
+        return bytes(data)
+
+
+class _RawContext:
+    """The adaptation context of `Connection.raw`: the connection's adapters, with `RawText` for text and JSON."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self.adapters = AdaptersMap(connection.adapters)
+        self.adapters.register_loader("text", RawText)
+        self.adapters.register_loader("json", RawText)
+
+
 async def _wait(gen: PQGen[Any], fileno: int) -> Any:
     """Drive a generator that waits on one socket."""
     try:
@@ -176,7 +209,7 @@ async def _wait_conn(gen: PQGenConn[Any]) -> Any:
 
 async def _ready(fileno: int, waiting: int) -> Ready:
     if waiting == Wait.RW:
-        return await _ready_either(fileno)
+        return await ready_either(fileno)
     if waiting == Wait.R:
         await trio.lowlevel.wait_readable(fileno)
     elif waiting == Wait.W:
@@ -184,26 +217,3 @@ async def _ready(fileno: int, waiting: int) -> Ready:
     else:
         raise e.InternalError(f"bad poll status: {waiting}")
     return _READY_BY_WAIT[Wait(waiting)]
-
-
-async def _ready_either(fileno: int) -> Ready:
-    """Pipeline mode and COPY wait for either direction: what is ready now, else whichever comes first.
-
-    What is ready now is answered without a checkpoint: psycopg's pipeline asks once per command it sends and the
-    socket is nearly always writable, so a write would yield to the scheduler some fifteen times for nothing. Each
-    such answer lets the generator make progress (send a command, flush, read), so the loop ends; `_wait` still
-    checks for cancellation when the generator is done, and every real wait is a checkpoint."""
-    readable, writable, _ = select.select([fileno], [fileno], [], 0)
-    if readable or writable:
-        return Ready((Ready.R if readable else 0) | (Ready.W if writable else 0))
-    first: list[Ready] = []
-
-    async def wait_for(wait: Callable[[int], Any], ready: Ready, scope: trio.CancelScope) -> None:
-        await wait(fileno)
-        first.append(ready)
-        scope.cancel()
-
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(wait_for, trio.lowlevel.wait_readable, Ready.R, nursery.cancel_scope)
-        nursery.start_soon(wait_for, trio.lowlevel.wait_writable, Ready.W, nursery.cancel_scope)
-    return first[0]

@@ -18,7 +18,6 @@ made for a request reports the primary's position after its commit, in the same 
 `on_schema_changed` (the server asks the reloader for a new snapshot).
 """
 
-import contextlib
 import functools
 import logging
 import random
@@ -31,17 +30,18 @@ import attrs
 import psycopg
 import trio
 from psycopg import pq, sql
-from psycopg.abc import Buffer, Params
-from psycopg.adapt import Loader
+from psycopg.abc import Params
+from psycopg.pq.abc import PGresult
 
 from svc.errors import Code, SvcError
 from svc.telemetry import database_operation, statement_plan
 
-from ._connection import Connection
+from ._connection import Connection, RawText
 from ._errors import RETRYABLE_SQLSTATES, map_database_error
 from ._pool import Pool
 from ._positions import current_positions
 from ._replicas import Replicas
+from ._wire import Command, command, compiled, rows, turn
 
 log = logging.getLogger("svc.db")
 
@@ -71,13 +71,6 @@ class Session:
     settings: Mapping[str, str] = attrs.field(factory=dict[str, str])
 
 
-class RawText(Loader):
-    """Text and JSON columns as the bytes the server sent: response bodies are forwarded, never decoded."""
-
-    def load(self, data: Buffer) -> bytes:
-        return bytes(data)
-
-
 @attrs.define
 class StatementCounter:
     """Statements sent for units of work: a request's own statements, not BEGIN, COMMIT or session settings."""
@@ -89,11 +82,11 @@ class Transaction:
     """The open transaction a unit of work runs its statements in (`kind`: the operation it serves, `query` or
     `mutation`).
 
-    The unit's own transaction (`open`) runs in psycopg's pipeline mode: BEGIN and the session's settings are sent
-    with the first statement, and the statement a unit marks `last` with the COMMIT (and the position query), the
-    pipeline's closing sync answering them all; so a write with its payload read costs two round trips and a read as
-    a role one. A statement's error is raised by the call that sent it, as without the pipeline (`execute` waits for
-    its answer); a statement without parameters, which may hold several commands, ends pipeline mode first."""
+    The unit's own transaction (`open`) starts with BEGIN and the session's settings queued, not sent: they go with
+    the unit's first statement in one pipeline turn (`svc.db._wire`), and the statement a unit marks `last` goes with
+    the COMMIT (and the position query); so a write with its payload read costs two round trips and a read as a role
+    one. A statement's error is raised by the call that sent it. Statements sent through psycopg (`execute`,
+    `stream`, `copy_in`: savepoints, imports, the events' own statements) send what is queued first."""
 
     def __init__(
         self,
@@ -111,37 +104,33 @@ class Transaction:
         self._counter = counter
         self._kind = kind
         self._report_position = report_position
-        self._pipelining: contextlib.AsyncExitStack | None = None
-        self._pipeline: psycopg.AsyncPipeline | None = None
+        #: What goes with the next statement: BEGIN and the session's settings, until the first is sent.
+        self._queued: list[Command] = []
+        #: Whether the transaction was started on the server (its BEGIN sent).
+        self._begun = False
         #: Whether the unit's `last` statement committed the transaction.
         self.committed = False
         #: The primary's WAL position after the commit, when asked for (`report_position`).
         self.position: int | None = None
 
     async def open(self, begin: LiteralString, session: Session | None) -> None:
-        """Start the unit's own transaction in pipeline mode: BEGIN and the session wait for the first statement."""
-        self._pipelining = contextlib.AsyncExitStack()
-        self._pipeline = await self._pipelining.enter_async_context(self.connection.pipeline())
-        await self.connection.execute(begin, prepare=False)
+        """Start the unit's own transaction: BEGIN and the session wait for the first statement."""
+        self._queued = [Command(begin.encode())]
         if session is not None and (session.role or session.settings):
-            await _start_session(self.connection, session)
+            self._queued.append(_session_command(self.connection, session))
 
     async def commit(self) -> None:
-        """Commit the unit's own transaction (when its last statement did not)."""
-        try:  # in pipeline mode or not (a statement without parameters ended it)
-            position = await self._send_commit()
-            await self._end()
-        except psycopg.Error as exc:
-            _raise_if_lost_while_committing(exc)
-            raise
-        await self._committed(position)
+        """Commit the unit's own transaction (when its last statement did not); nothing to do when nothing was
+        sent."""
+        if not self._begun:
+            self._queued = []
+            self.committed = True
+            return
+        await self._turn([], closing=True)
 
     async def abandon(self, error: BaseException) -> None:
-        """Leave pipeline mode after `error` (what the server still answers is dropped); the caller rolls back."""
-        stack, self._pipelining, self._pipeline = self._pipelining, None, None
-        if stack is not None:
-            with contextlib.suppress(Exception):
-                await stack.__aexit__(type(error), error, error.__traceback__)
+        """Drop what is queued after `error`; the caller rolls back."""
+        self._queued = []
 
     async def execute(
         self,
@@ -150,7 +139,7 @@ class Transaction:
         *,
         prepare: bool | None = None,
     ) -> psycopg.AsyncCursor[Any]:
-        """Execute one statement (tagged with the unit's comment) and return its cursor.
+        """Execute one statement through psycopg (tagged with the unit's comment) and return its cursor.
 
         `query` is what psycopg's guard accepts: composed pieces, a literal string, or bytes (a file of ours)."""
         if self._comment is not None:
@@ -164,20 +153,14 @@ class Transaction:
         return await _recorded(self._kind, query, self._executed(query, params, prepare))
 
     async def _executed(self, query: Any, params: Params | None, prepare: bool | None) -> psycopg.AsyncCursor[Any]:
-        if params is None:
-            # Without parameters it may hold several commands (an install script), which only the simple query
-            # protocol takes: pipeline mode ends here (its sync answers what was sent before).
-            await self._end()
-        cursor = await self.connection.execute(query, params, prepare=prepare)
-        if self._pipeline is not None:
-            await self._pipeline.sync()  # its answer (and its error) now, as the caller expects
-        return cursor
+        await self._send_queued()
+        return await self.connection.execute(query, params, prepare=prepare)
 
     async def fetch_raw(
         self, statement: str, params: Mapping[str, Any], *, last: bool = False
     ) -> tuple[bytes | None, ...]:
         """The one row of a compiled statement, its text columns as raw bytes (prepared: its text is its shape).
-        `last`: the unit's last statement, sent with the commit when the transaction is the unit's own."""
+        `last`: the unit's last statement, sent with the commit."""
         self._counter.sent += 1
         text = _tagged(statement, self._comment)
         (row,) = await _recorded(self._kind, text, self._fetch(text, params, one=True, last=last))
@@ -201,8 +184,8 @@ class Transaction:
     ) -> int:
         """Every row of a compiled statement with one text column, as raw bytes, handed to `each` `size` rows at a
         time through a server-side cursor: the rows not fetched yet wait in the database, so a slow `each` holds the
-        cursor, not memory. Ends pipeline mode first (a cursor is fetched from outside it). The rows' count."""
-        await self._end()
+        cursor, not memory. The rows' count."""
+        await self._send_queued()
         self._counter.sent += 1
         text = _tagged(statement, self._comment)
 
@@ -221,8 +204,8 @@ class Transaction:
 
     async def copy_in(self, statement: str, rows: AsyncIterator[Sequence[str | None]]) -> int:
         """`COPY ... FROM STDIN` of `rows` (each a record of text values) as they come: what is not read from `rows`
-        yet is not held. Ends pipeline mode first. The rows' count."""
-        await self._end()
+        yet is not held. The rows' count."""
+        await self._send_queued()
         self._counter.sent += 1
 
         async def copied() -> int:
@@ -240,48 +223,61 @@ class Transaction:
         self, statement: str, params: Mapping[str, Any], *, one: bool, last: bool
     ) -> list[tuple[bytes | None, ...]]:
         if self._explain:
-            try:
-                await _explain(self.connection, statement, params)
-            except psycopg.Error:
-                await self._resync()
-                raise
-        if self._pipeline is not None and last:
-            cursor = await _execute(self.connection, statement, params)
-            await self.commit()  # its closing sync answers the statement too
-            return await _rows_of(cursor, one=one)
+            await self._send_queued()
+            await _explain(self.connection, statement, params)
+        conn = self.connection
+        command = compiled(conn.raw, statement, params, prepare=conn.prepared_names is not None)
+        (result, *_) = await self._turn([command], closing=last)
+        return _loaded(conn, result, one=one)
+
+    async def _send_queued(self) -> None:
+        if self._queued:
+            await self._turn([])
+
+    async def _turn(self, commands: list[Command], *, closing: bool = False) -> list[PGresult]:
+        """Send what is queued and `commands` in one turn, with the COMMIT (and the position query) when
+        `closing`; the results of `commands`."""
+        queued, self._queued = self._queued, []
+        self._begun = True
+        closing_commands = [_COMMIT, *([_POSITION] if self._report_position else [])] if closing else []
         try:
-            return await _fetch(self.connection, statement, params, one=one)
-        except psycopg.Error:
-            await self._resync()
+            results = await turn(self.connection, [*queued, *commands, *closing_commands])
+        except psycopg.Error as exc:
+            if closing:
+                _raise_if_lost_while_committing(exc)
             raise
+        mine = results[len(queued) :]
+        if closing:
+            self.committed = True
+            if self._report_position:
+                (row,) = rows(self.connection.raw, mine[-1])
+                self.position = int(row[0]) if row[0] is not None else None
+        return mine[: len(commands)]
 
-    async def _resync(self) -> None:
-        """After an error the server skips what follows in the pipeline until a sync: one is sent, so the next
-        statement (a rollback to a savepoint, say) is not skipped."""
-        if self._pipeline is not None:
-            with contextlib.suppress(psycopg.Error):
-                await self._pipeline.sync()
 
-    async def _send_commit(self) -> psycopg.AsyncCursor[Any] | None:
-        """Send COMMIT (and the position query), without waiting; the position's cursor, when asked for."""
-        await self.connection.execute("commit", prepare=False)
-        if not self._report_position:
-            return None
-        return await self.connection.execute("select pg_current_wal_insert_lsn() - '0/0'::pg_lsn", prepare=False)
+_COMMIT = Command(b"commit")
+#: The insert position is past the commit record whatever `synchronous_commit` says, so a replica that has replayed
+#: it has the write.
+_POSITION = Command(b"select pg_current_wal_insert_lsn() - '0/0'::pg_lsn")
 
-    async def _end(self) -> None:
-        """Leave pipeline mode: one sync answers what was sent, raising the first statement's error."""
-        stack, self._pipelining, self._pipeline = self._pipelining, None, None
-        if stack is not None:
-            await stack.aclose()
 
-    async def _committed(self, position: psycopg.AsyncCursor[Any] | None) -> None:
-        """Note the commit (and the position after it: the insert position is past the commit record whatever
-        `synchronous_commit` says, so a replica that has replayed it has the write)."""
-        if position is not None:
-            row = await position.fetchone()
-            self.position = int(row[0]) if row is not None and row[0] is not None else None
-        self.committed = True
+def _session_command(conn: Connection, session: Session) -> Command:
+    """`select set_config(...)` of the session's role and settings, for the transaction only."""
+    names = ["role"] if session.role else []
+    values = [session.role] if session.role else []
+    names += session.settings
+    values += session.settings.values()
+    calls = ", ".join(f"set_config(${2 * n + 1}, ${2 * n + 2}, true)" for n in range(len(names)))
+    pairs = [item for pair in zip(names, values, strict=True) for item in pair]
+    return command(conn.raw, f"select {calls}".encode(), pairs)
+
+
+def _loaded(conn: Connection, result: PGresult, *, one: bool) -> list[tuple[bytes | None, ...]]:
+    loaded = rows(conn.raw, result)
+    if one:
+        assert loaded, "a compiled statement answers one row"
+        return loaded[:1]
+    return loaded
 
 
 def _raise_if_lost_while_committing(exc: psycopg.Error) -> None:
@@ -513,19 +509,10 @@ async def _recorded(kind: str, statement: object, sending: Awaitable[T]) -> T:
 async def _fetch(
     conn: Connection, statement: str, params: Mapping[str, Any], *, one: bool
 ) -> list[tuple[bytes | None, ...]]:
-    return await _rows_of(await _execute(conn, statement, params), one=one)
-
-
-async def _execute(conn: Connection, statement: str, params: Mapping[str, Any]) -> psycopg.AsyncCursor[Any]:
-    cursor = conn.cursor()
-    cursor.adapters.register_loader("text", RawText)
-    cursor.adapters.register_loader("json", RawText)
-    # Compiled text depends only on the shape: prepare it at once, unless `database.statement_cache` is 0.
-    prepare = True if conn.prepare_threshold is not None else None
-    # The one text psycopg's LiteralString guard cannot follow: the compiler composed it from psycopg.sql pieces and
-    # rendered it once per shape (`Composable.as_string`), so the shape cache keeps text, not pieces.
-    await cursor.execute(statement, params, prepare=prepare)  # pyright: ignore[reportArgumentType, reportCallIssue]
-    return cursor
+    """A compiled read on its own (no transaction of the unit's), in one turn; prepared at once, its text being its
+    shape, unless `database.statement_cache` is 0."""
+    (result,) = await turn(conn, [compiled(conn.raw, statement, params, prepare=conn.prepared_names is not None)])
+    return _loaded(conn, result, one=one)
 
 
 async def _explain(conn: Connection, statement: str, params: Mapping[str, Any]) -> None:
@@ -538,24 +525,6 @@ async def _explain(conn: Connection, statement: str, params: Mapping[str, Any]) 
     row = await cursor.fetchone()
     assert row is not None
     statement_plan(statement, row[0])
-
-
-async def _rows_of(cursor: psycopg.AsyncCursor[Any], *, one: bool) -> list[tuple[bytes | None, ...]]:
-    if one:
-        row = await cursor.fetchone()
-        assert row is not None
-        return [tuple(row)]
-    return [tuple(row) for row in await cursor.fetchall()]
-
-
-async def _start_session(conn: Connection, session: Session) -> None:
-    names = ["role"] if session.role else []
-    values = [session.role] if session.role else []
-    names += session.settings
-    values += session.settings.values()
-    calls = sql.SQL(", ").join(sql.SQL("set_config(%s, %s, true)") for _ in names)
-    params = [item for pair in zip(names, values, strict=True) for item in pair]
-    await conn.execute(sql.SQL("select {}").format(calls), params)
 
 
 async def _rollback(conn: Connection) -> None:

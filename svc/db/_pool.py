@@ -23,6 +23,7 @@ import trio
 from psycopg import pq, sql
 
 from ._connection import Connection
+from ._wire import PreparedNames
 
 log = logging.getLogger("svc.db")
 
@@ -171,13 +172,15 @@ class Pool:
         conn = await Connection.connect(
             self._conninfo,
             autocommit=True,
-            prepare_threshold=5 if settings.statement_cache else None,
+            # Compiled statements are prepared by svc.db._wire, under names of its own; psycopg prepares nothing,
+            # so its DEALLOCATE ALL after a rollback never drops them.
+            prepare_threshold=None,
             timeout=settings.connect_timeout,
             application_name=settings.application_name,
         )
         try:
             if settings.statement_cache:
-                conn.prepared_max = settings.statement_cache
+                conn.prepared_names = PreparedNames(settings.statement_cache)
             conn.on_interrupt = self._on_interrupt
             await self._setup(conn)
         except BaseException:
