@@ -195,8 +195,9 @@ class Pool:
         assert row is not None
         current_timeout, extension_schemas, standby = row
         path = [*self._settings.schemas, *(s for s in extension_schemas if s not in self._settings.schemas)]
-        # Prepared statements save parsing; their plans are made for the values at hand (page sizes and filters
-        # change the best plan a lot), which a generic plan would not know.
+        # Prepared statements save parsing; a read's plans are made for the values at hand (page sizes and filters
+        # change the best plan a lot), which a generic plan would not know. A write's transaction leaves the choice
+        # to PostgreSQL (svc.db.Transaction).
         statements: list[sql.Composable] = [sql.SQL("set plan_cache_mode = force_custom_plan")]
         # A standby creates nothing, temporary functions included: statements calling them read on the primary
         # (`svc.sql.CompiledRead.primary_only`).

@@ -198,3 +198,23 @@ async def test_unreachable_database_is_database_unavailable(proxied_url, fault_p
         with pytest.raises(SvcError) as info:
             await Executor(pool).run(lambda tx: tx.execute("select 1"))
     assert info.value.code is Code.DATABASE_UNAVAILABLE
+
+
+async def test_a_write_is_planned_as_postgresql_chooses_and_a_read_for_its_values(database_url):
+    """A writing unit's statements get a generic plan once PostgreSQL finds it costs no more (`auto`, after five
+    custom plans); a read is planned for its values every time (the connection's `force_custom_plan`)."""
+    insert = "insert into app_public.authors (name) select %(name)s::text returning id::text"
+    read = "select name from app_public.authors where id = %(id)s::int"
+    async with open_pool(database_url, SETTINGS, size=1) as pool:
+        executor = Executor(pool)
+        for n in range(8):
+            (key,) = await executor.run(lambda tx: tx.fetch_raw(insert, {"name": f"Planned {n}"}, last=True))
+            assert await executor.fetch(read, {"id": int(key)}) == (f"Planned {n}".encode(),)
+        async with pool.connection() as conn:
+            cursor = await conn.execute(
+                "select statement, generic_plans, custom_plans from pg_prepared_statements where name like 'svc_%'"
+            )
+            plans = {statement.split()[0]: (generic, custom) for statement, generic, custom in await cursor.fetchall()}
+            assert (await (await conn.execute("show plan_cache_mode")).fetchone())[0] == "force_custom_plan"
+    assert plans["insert"] == (3, 5), plans
+    assert plans["select"] == (0, 8), plans
