@@ -120,7 +120,7 @@ class Transaction:
         generic plan once five custom ones show it costs no more), not the connection's custom plan every time: a
         write's values come as JSON row sets, which no custom plan knows better (planning was half of the database's
         time on a create)."""
-        self._queued = [Command(begin.encode())]
+        self._queued = [Command(begin.encode(), prepare=True)]
         if not readonly:
             self._queued.append(_AUTO_PLANS)
         if session is not None and (session.role or session.settings):
@@ -262,11 +262,12 @@ class Transaction:
         return mine[: len(commands)]
 
 
-_COMMIT = Command(b"commit")
-_AUTO_PLANS = Command(b"set local plan_cache_mode = auto")
+# The unit's own commands repeat on every connection: prepared like compiled statements (parsed once per connection).
+_COMMIT = Command(b"commit", prepare=True)
+_AUTO_PLANS = Command(b"set local plan_cache_mode = auto", prepare=True)
 #: The insert position is past the commit record whatever `synchronous_commit` says, so a replica that has replayed
 #: it has the write.
-_POSITION = Command(b"select pg_current_wal_insert_lsn() - '0/0'::pg_lsn")
+_POSITION = Command(b"select pg_current_wal_insert_lsn() - '0/0'::pg_lsn", prepare=True)
 
 
 def _session_command(conn: Connection, session: Session) -> Command:
