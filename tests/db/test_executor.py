@@ -208,7 +208,8 @@ async def test_a_write_is_planned_as_postgresql_chooses_and_a_read_for_its_value
     async with open_pool(database_url, SETTINGS, size=1) as pool:
         executor = Executor(pool)
         for n in range(8):
-            (key,) = await executor.run(lambda tx: tx.fetch_raw(insert, {"name": f"Planned {n}"}, last=True))
+            values = {"name": f"Planned {n}"}
+            (key,) = await executor.run(lambda tx, values=values: tx.fetch_raw(insert, values, last=True))
             assert await executor.fetch(read, {"id": int(key)}) == (f"Planned {n}".encode(),)
         async with pool.connection() as conn:
             cursor = await conn.execute(
