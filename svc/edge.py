@@ -12,7 +12,8 @@ serves a connection is chosen by `server.http`:
   behind another request in the same read is refused by llhttp (400).
 - `hypercorn`: hypercorn's per-connection server serves every connection (h11, HTTP/2, WebSocket); it does not
   enforce the limits below. A connection hypercorn fails on (h11 can race its own sends) is closed and logged; it
-  does not end the service.
+  does not end the service. Its shutdown is ours too (`_HandedOver`): each connection is told to end only once it
+  has nothing left to answer, and responses started after shutdown carry `connection: close`.
 
 Limits (the fast edge): a request target over 8 KiB is 414, a head over 16 KiB or with more than 100 fields 431 (an
 incomplete head as soon as it cannot become one within the limits), anything llhttp refuses (smuggling shapes such
@@ -43,10 +44,12 @@ from typing import Any, Literal
 from urllib.parse import unquote
 
 import attrs
+import h11
 import httptools
 import hypercorn.config
 import trio
 from hypercorn.app_wrappers import ASGIWrapper
+from hypercorn.protocol.h11 import H11Protocol
 from hypercorn.trio.tcp_server import TCPServer
 from hypercorn.trio.worker_context import WorkerContext
 from hypercorn.typing import ConnectionState
@@ -56,6 +59,8 @@ log = logging.getLogger("svc.edge")
 ASGIApp = Callable[[MutableMapping[str, Any], Any, Any], Awaitable[None]]
 
 MAX_TARGET = 8 * 1024
+#: How often shutdown looks again for connections that became idle.
+_SHUTDOWN_POLL = 0.05
 MAX_HEAD = 16 * 1024
 MAX_FIELDS = 100
 #: An incomplete head longer than this cannot become one within the limits (its fields, its target, the rest of its
@@ -135,10 +140,6 @@ class _Edge:
         #: Set on shutdown: no connection is kept alive after its current request.
         self.closing = False
         self.connections: set[_Connection] = set()
-        # What handed-over connections share with hypercorn: its app wrapper and worker context (terminated on
-        # shutdown, which closes its idle connections).
-        self.handed_app = ASGIWrapper(app)  # type: ignore[arg-type]
-        self.context = WorkerContext(None)
 
     async def serve(self, shutdown: trio.Event, task_status: trio.TaskStatus[list[str]]) -> None:
         host = self.settings.host
@@ -154,10 +155,12 @@ class _Edge:
             for listener in listeners:
                 await listener.aclose()
             self.closing = True
-            await self.context.terminated.set()
-            for connection in list(self.connections):
-                connection.shutdown()
             connections.cancel_scope.deadline = trio.current_time() + self.settings.shutdown_timeout
+            # Asked again until they end: a connection busy now (a request in flight) may be idle later.
+            while self.connections:
+                for connection in list(self.connections):
+                    await connection.shutdown()
+                await trio.sleep(_SHUTDOWN_POLL)
 
     async def _accept(self, listener: trio.SocketListener, nursery: trio.Nursery) -> None:
         while True:
@@ -230,6 +233,8 @@ class _Connection:
         self.held = b""
         self.began = False  # whether the head being read began during the current feed
         self.completed = 0  # requests read whole so far
+        #: What hypercorn serving the connection is doing, once it is handed over.
+        self.handed: _HandedOver | None = None
 
     # --- the parser's callbacks --------------------------------------------------------------------------------
 
@@ -409,9 +414,12 @@ class _Connection:
             return False
         return bool(readable)
 
-    def shutdown(self) -> None:
-        """The service is stopping: an idle connection stops waiting for its next request."""
-        if self.waiting is not None and self.parsing is None and not self.pending:
+    async def shutdown(self) -> None:
+        """The service is stopping: an idle connection stops waiting for its next request (one hypercorn serves is
+        told to end once it has nothing left to answer)."""
+        if self.handed is not None:
+            await self.handed.shutdown(self._readable())
+        elif self.waiting is not None and self.parsing is None and not self.pending:
             self.waiting.cancel()
 
     # --- answering ---------------------------------------------------------------------------------------------
@@ -606,8 +614,10 @@ class _Connection:
     async def _hand_over(self, received: bytes) -> None:
         """Let hypercorn serve the connection (WebSocket, HTTP/2), starting with the bytes already read."""
         stream = _Replayed(self.stream, received)
+        handed = self.handed = _HandedOver(self.edge, stream)
+        handed.server = TCPServer(handed.app, self.edge.hc, handed.context, ConnectionState({}), stream)  # type: ignore[arg-type]
         try:
-            await TCPServer(self.edge.handed_app, self.edge.hc, self.edge.context, ConnectionState({}), stream)  # type: ignore[arg-type]
+            await handed.server
         except Exception as exc:  # one connection's failure in hypercorn (h11 can race its own sends) ends only it
             log.warning("hypercorn failed serving a connection from %s: %r", self.client, exc)
 
@@ -625,6 +635,59 @@ def _replayed(message: _Message) -> bytes:
     head = [b"%s %s HTTP/%s\r\n" % (message.method.encode(), message.target, message.version.encode())]
     head += [b"%s: %s\r\n" % field for field in message.headers]
     return b"".join(head) + b"\r\n" + b"".join(message.body)
+
+
+class _HandedOver:
+    """A connection hypercorn serves, and its graceful shutdown.
+
+    hypercorn's own shutdown (its worker context's `terminated`) closes an HTTP/1.1 keep-alive connection from a
+    task of its own that can fire while a request is arriving, or after one was read and run, and answers the
+    requests in flight without `connection: close`. So an HTTP/1.1 connection is closed here instead, and only when
+    no request it has read is unanswered (`_closable`): a request arriving later is never read, so it cannot have
+    run. Every response started after shutdown carries `connection: close`, after which h11 ends the connection
+    itself. The edge asks again until the connection ends (`_Edge.serve`). Other protocols (HTTP/2) get hypercorn's
+    own shutdown, through a worker context of their own."""
+
+    def __init__(self, edge: _Edge, stream: trio.abc.Stream) -> None:
+        self.edge = edge
+        self.stream = stream
+        self.context = WorkerContext(None)
+        self.app = ASGIWrapper(self._app)  # type: ignore[arg-type]
+        self.server: TCPServer | None = None
+
+    async def shutdown(self, readable: bool) -> None:
+        protocol = self.server.protocol.protocol if self.server is not None else None
+        if not isinstance(protocol, H11Protocol):
+            await self.context.terminated.set()
+        elif _closable(protocol, readable):
+            await self.stream.aclose()
+            await self.context.terminated.set()  # ends hypercorn's keep-alive task, which would wait out its timeout
+
+    async def _app(self, scope: MutableMapping[str, Any], receive: Any, send: Callable[[Any], Awaitable[None]]) -> None:
+        edge = self.edge
+
+        async def sending(message: MutableMapping[str, Any]) -> None:
+            if message["type"] == "http.response.start" and edge.closing:
+                headers = [*message.get("headers", ()), (b"connection", b"close")]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await edge.app(scope, receive, sending if scope["type"] == "http" else send)
+
+
+def _closable(protocol: H11Protocol, readable: bool) -> bool:
+    """Whether an HTTP/1.1 connection hypercorn serves can be closed without losing a request it has read: no
+    request in hand (no stream, nothing buffered in h11) and either between requests with nothing waiting in the
+    socket, or ending anyway (the client closed, or the last response closes)."""
+    connection = protocol.connection
+    if protocol.stream is not None or not isinstance(connection, h11.Connection) or connection.trailing_data[0]:
+        return False
+    if connection.their_state in _ENDED or connection.our_state in _ENDED:
+        return True
+    return connection.their_state is h11.IDLE and not readable
+
+
+_ENDED = frozenset({h11.MUST_CLOSE, h11.CLOSED, h11.ERROR})
 
 
 class _Replayed(trio.abc.HalfCloseableStream):
