@@ -142,13 +142,13 @@ async def read_database_catalog(executor: Executor, config: Config) -> Catalog:
     """
 
     async def introspect(tx: Transaction) -> Mapping[str, Any]:
-        await tx.execute("set local jit = off", prepare=False)
+        await tx.execute("set local jit = off")
         timeout = config.limits.statement_timeout
         if timeout is not None and timeout.seconds < _CATALOG_TIMEOUT_SECONDS:
             # `limits.statement_timeout` bounds requests; a short one must not keep a large catalog from being read.
-            await tx.execute(_CATALOG_TIMEOUT, prepare=False)
+            await tx.execute(_CATALOG_TIMEOUT)
         parameters = {"schemas": list(config.database.schemas), "roles": _configured_roles(config)}
-        cursor = await tx.execute(INTROSPECTION_QUERY, parameters, prepare=False)
+        cursor = await tx.execute(INTROSPECTION_QUERY, parameters)
         row = await cursor.fetchone()
         assert row is not None  # one row, one JSON document, whatever the catalog holds
         return row[0]

@@ -140,13 +140,10 @@ class Transaction:
         self._queued = []
 
     async def execute(
-        self,
-        query: LiteralString | bytes | sql.SQL | sql.Composed,
-        params: Params | None = None,
-        *,
-        prepare: bool | None = None,
+        self, query: LiteralString | bytes | sql.SQL | sql.Composed, params: Params | None = None
     ) -> psycopg.AsyncCursor[Any]:
-        """Execute one statement through psycopg (tagged with the unit's comment) and return its cursor.
+        """Execute one statement through psycopg (tagged with the unit's comment) and return its cursor; never
+        prepared (psycopg prepares nothing on the pool's connections: compiled statements go by `fetch_raw`).
 
         `query` is what psycopg's guard accepts: composed pieces, a literal string, or bytes (a file of ours)."""
         if self._comment is not None:
@@ -157,11 +154,11 @@ class Transaction:
                 comment = sql.SQL(cast(LiteralString, self._comment))
                 query = sql.Composed([sql.SQL(query) if isinstance(query, str) else query, comment])
         self._counter.sent += 1
-        return await _recorded(self._kind, query, self._executed(query, params, prepare))
+        return await _recorded(self._kind, query, self._executed(query, params))
 
-    async def _executed(self, query: Any, params: Params | None, prepare: bool | None) -> psycopg.AsyncCursor[Any]:
+    async def _executed(self, query: Any, params: Params | None) -> psycopg.AsyncCursor[Any]:
         await self._send_queued()
-        return await self.connection.execute(query, params, prepare=prepare)
+        return await self.connection.execute(query, params)
 
     async def fetch_raw(
         self, statement: str, params: Mapping[str, Any], *, last: bool = False

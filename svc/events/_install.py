@@ -56,7 +56,7 @@ async def install_capture(executor: Executor, ddl: CaptureDdl) -> bool:
         if not await _missing(tx, ddl):
             return False
         for statement in ddl.statements:
-            await tx.execute(statement, prepare=False)
+            await tx.execute(statement)
         return True
 
     return await executor.run(install)

@@ -162,14 +162,14 @@ class Pipeline:
             results: list[bytes | psycopg.Error | None] = []
             for position, statement in enumerate(compiled):
                 savepoint = sql.Identifier(f"svc_field_{position}")
-                await tx.execute(sql.SQL("savepoint {}").format(savepoint), prepare=False)
+                await tx.execute(sql.SQL("savepoint {}").format(savepoint))
                 try:
                     (text,) = await tx.fetch_raw(statement.statement, named)
                     results.append(text)
-                    await tx.execute(sql.SQL("release savepoint {}").format(savepoint), prepare=False)
+                    await tx.execute(sql.SQL("release savepoint {}").format(savepoint))
                 except psycopg.Error as exc:
                     results.append(exc)
-                    await tx.execute(sql.SQL("rollback to savepoint {}").format(savepoint), prepare=False)
+                    await tx.execute(sql.SQL("rollback to savepoint {}").format(savepoint))
             return results
 
         try:
@@ -386,13 +386,13 @@ async def _payload(
 
 async def _in_savepoint(tx: Transaction, work: Callable[[Transaction], Awaitable[T]]) -> T:
     """The caller's transaction stays open: the mutation's writes are undone to a savepoint when it fails."""
-    await tx.execute("savepoint svc_mutation", prepare=False)
+    await tx.execute("savepoint svc_mutation")
     try:
         result = await work(tx)
     except BaseException:
-        await tx.execute("rollback to savepoint svc_mutation", prepare=False)
+        await tx.execute("rollback to savepoint svc_mutation")
         raise
-    await tx.execute("release savepoint svc_mutation", prepare=False)
+    await tx.execute("release savepoint svc_mutation")
     return result
 
 
