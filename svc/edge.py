@@ -34,7 +34,6 @@ after `server.shutdown_timeout` (then what is left is cancelled).
 import logging
 import math
 import re
-import select
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -53,6 +52,8 @@ from hypercorn.protocol.h11 import H11Protocol
 from hypercorn.trio.tcp_server import TCPServer
 from hypercorn.trio.worker_context import WorkerContext
 from hypercorn.typing import ConnectionState
+
+from svc.sockets import ready_now
 
 log = logging.getLogger("svc.edge")
 
@@ -408,11 +409,8 @@ class _Connection:
 
     def _readable(self) -> bool:
         """Whether bytes (or the end of the stream) are waiting to be read, without waiting for them."""
-        try:
-            readable, _, _ = select.select([self.stream.socket.fileno()], [], [], 0)
-        except (OSError, ValueError):
-            return False
-        return bool(readable)
+        readable, _ = ready_now(self.stream.socket.fileno())  # a closed socket's -1 is never ready
+        return readable
 
     async def shutdown(self) -> None:
         """The service is stopping: an idle connection stops waiting for its next request (one hypercorn serves is

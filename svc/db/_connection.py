@@ -12,7 +12,6 @@ sent from a Trio system task. Either way the cancelled task is not held up by it
 """
 
 import contextlib
-import select
 from collections.abc import Callable
 from typing import Any, Self
 
@@ -26,6 +25,8 @@ from psycopg.adapt import AdaptersMap, Loader
 from psycopg.adapt import Transformer as MakeTransformer
 from psycopg.conninfo import conninfo_to_dict, make_conninfo, timeout_from_conninfo
 from psycopg.waiting import Ready, Wait
+
+from svc.sockets import ready_now
 
 from ._wire import PreparedNames, ready_either
 
@@ -156,10 +157,7 @@ class Connection(psycopg.AsyncConnection[Any]):
             return False
         if self.pgconn.transaction_status != pq.TransactionStatus.IDLE or (fileno := self._fileno()) < 0:
             return False
-        try:
-            readable, _, _ = select.select([fileno], [], [], 0)
-        except (OSError, ValueError):
-            return False
+        readable, _ = ready_now(fileno)
         return not readable
 
 

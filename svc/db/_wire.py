@@ -15,7 +15,6 @@ is discarded, as with psycopg's own waits (`Connection.wait`).
 
 import functools
 import re
-import select
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -28,6 +27,8 @@ from psycopg.abc import Buffer, Transformer
 from psycopg.adapt import PyFormat
 from psycopg.pq.abc import PGconn, PGresult
 from psycopg.waiting import Ready
+
+from svc.sockets import ready_now
 
 if TYPE_CHECKING:
     from ._connection import Connection
@@ -193,7 +194,7 @@ async def ready_either(fileno: int) -> Ready:
     What is ready now is answered without a checkpoint: psycopg's pipeline (COPY) asks once per command it sends
     and the socket is nearly always writable, so a write would yield to the scheduler for nothing. Each such answer
     lets the caller make progress (send, flush, read), so its loop ends; every real wait is a checkpoint."""
-    readable, writable, _ = select.select([fileno], [fileno], [], 0)
+    readable, writable = ready_now(fileno, write=True)
     if readable or writable:
         return Ready((Ready.R if readable else 0) | (Ready.W if writable else 0))
     first: list[Ready] = []

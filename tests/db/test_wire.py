@@ -123,3 +123,26 @@ async def test_a_cancelled_turn_interrupts_the_connection(conn, database_url):
                 if await cursor.fetchone() is None:
                     break
                 await trio.sleep(0.05)
+
+
+async def test_a_connection_numbered_above_1024_is_waited_on(database_url):
+    """poll(2), not select(2), tells what is ready: select fails for a descriptor above 1024, a number a service with
+    many WebSocket clients reaches."""
+    import os
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 1200:
+        pytest.skip(f"the open-file limit ({soft}) is below 1,200")
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        conn = await Connection.connect(database_url, autocommit=True, prepare_threshold=None)
+        try:
+            assert conn.pgconn.socket > 1024
+            assert conn.looks_alive()
+            assert await value(conn, "select %(a)s::int + 1", {"a": 1}, prepare=False) == [(2,)]
+        finally:
+            await conn.close()
+    finally:
+        for fd in held:
+            os.close(fd)
