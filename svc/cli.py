@@ -154,6 +154,9 @@ def _advise(args: argparse.Namespace) -> int:
 def _advise_statements(loaded: LoadedConfig, top: int) -> int:
     from svc.statement_advice import StatisticsUnavailable, statement_report_at
 
+    if loaded.config.extensions.integrations.pg_stat_statements == "off":
+        sys.stderr.write("svc advise --statements: extensions.integrations.pg_stat_statements is off\n")
+        return 1
     try:
         report = statement_report_at(loaded.secrets.require_database_url(), top)
     except StatisticsUnavailable as exc:

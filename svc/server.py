@@ -226,7 +226,11 @@ async def _serve(
                 *([("rate limiter", BucketSweeper(app.rate_limiter.sweep).run)] if app.rate_limiter else []),
                 *([("event dispatcher", dispatcher.run)] if dispatcher else []),
                 *([("subscription poller", poller.run)] if poller else []),
-                *([("statement advisor", StatementAdvisor(conninfo).run)] if config.mode == "dev" else []),
+                *(
+                    [("statement advisor", StatementAdvisor(conninfo, enabled=partial(_statistics_on, holder)).run)]
+                    if config.mode == "dev"
+                    else []
+                ),
             ]
             for name, actor in actors:
                 await nursery.start(supervise, name, actor)
@@ -273,6 +277,12 @@ def _dispatcher(loaded: LoadedConfig, conninfo: str, executor: Executor, shutdow
         secrets=loaded.secrets.webhook_secrets,
         stopping=shutdown,
     )
+
+
+def _statistics_on(holder: SnapshotHolder) -> bool:
+    """Whether the current configuration leaves the pg_stat_statements integration on (the dev advisor's switch)."""
+    snapshot = holder.current
+    return snapshot is None or snapshot.api(None).config.extensions.integrations.pg_stat_statements != "off"
 
 
 def _poller(config: Config, pipeline: Pipeline, holder: SnapshotHolder, shutdown: trio.Event) -> Poller | None:

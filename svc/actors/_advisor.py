@@ -1,10 +1,12 @@
 """The dev statement advisor (SPEC "Dev statement advisor"): every 30 s in dev mode, the service's operations are read
 from `pg_stat_statements` (svc.statement_advice, as `svc advise --statements` reads them) and a warning is logged,
 once per operation, when its mean time first reaches 100 ms. Without the extension (not installed, or not loaded by
-the server) it says so once, at info, and looks again each round: creating the extension later is enough.
+the server) it says so once, at info, and looks again each round: creating the extension later is enough. While
+`extensions.integrations.pg_stat_statements` is off (`enabled`, read each round), it does not look.
 """
 
 import logging
+from collections.abc import Callable
 
 import psycopg
 import trio
@@ -20,8 +22,16 @@ SLOW_MS = 100.0
 
 
 class StatementAdvisor:
-    def __init__(self, database_url: str, *, interval: float | None = None, slow_ms: float = SLOW_MS) -> None:
+    def __init__(
+        self,
+        database_url: str,
+        *,
+        interval: float | None = None,
+        slow_ms: float = SLOW_MS,
+        enabled: Callable[[], bool] = lambda: True,
+    ) -> None:
         self._url = database_url
+        self._enabled = enabled
         self._interval = interval if interval is not None else ADVISOR_INTERVAL
         self._slow_ms = slow_ms
         #: Operations warned about (each once).
@@ -32,7 +42,8 @@ class StatementAdvisor:
         task_status.started()
         while True:
             await trio.sleep(self._interval)
-            await self.look()
+            if self._enabled():
+                await self.look()
 
     async def look(self) -> None:
         try:

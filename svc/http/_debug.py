@@ -99,8 +99,11 @@ class DebugStatements:
 
     async def report(self, request: Request) -> Response:
         assert request.snapshot is not None
-        if not request.snapshot.api(None).config.debug.statements:
+        config = request.snapshot.api(None).config
+        if not config.debug.statements:
             raise SvcError(Code.NOT_FOUND, f"no resource at {request.path}")
+        if config.extensions.integrations.pg_stat_statements == "off":
+            raise SvcError(Code.NOT_FOUND, "no statement statistics: extensions.integrations.pg_stat_statements is off")
         pairs = dict(parse_qsl(request.query_string.decode("latin-1"), keep_blank_values=True))
         top = pairs.get("top", "20")
         if not top.isdigit() or int(top) < 1 or set(pairs) - {"top"}:

@@ -128,3 +128,32 @@ async def test_in_dev_mode_the_advisor_warns_once_per_slow_operation(tmp_path, c
         await trio.sleep(0.5)  # more rounds: no second warning
     (warning,) = warnings()
     assert warning.startswith("slow operation graphql SlowOne: ") and "svc advise --statements" in warning
+
+
+def test_advise_statements_refuses_while_the_integration_is_off(tmp_path, database_url):
+    (tmp_path / "svc.yaml").write_text(CONFIG + "extensions: {integrations: {pg_stat_statements: off}}\n")
+    result = run_svc("advise", "--statements", cwd=tmp_path, env={"DATABASE_URL": database_url})
+    assert result.returncode == 1, result
+    assert "extensions.integrations.pg_stat_statements is off" in result.stderr and result.stdout == ""
+
+
+async def test_while_the_integration_is_off_neither_the_route_nor_the_advisor_reads_the_statistics(
+    tmp_path, cluster, caplog, monkeypatch
+):
+    from svc.actors import _advisor
+
+    monkeypatch.setattr(_advisor, "ADVISOR_INTERVAL", 0.2)
+    off = {
+        **SETTINGS,
+        "export": {"pin": "off"},
+        "extensions": {"integrations": {"pg_stat_statements": "off"}},
+        "dev": {"debug": {"statements": True}},
+    }
+    async with running_service(tmp_path, cluster, off, mode="dev") as service:
+        response = await service.client.get("/debug/statements")
+        assert response.status_code == 404 and "pg_stat_statements is off" in response.text, response.text
+        gql = Gql(service.client)
+        for _ in range(2):
+            assert (await gql.data("query SlowOne { slowCount }"))["slowCount"] == "50000"
+        await trio.sleep(1.0)  # five of the advisor's rounds: with the integration on, it warns within one
+    assert not [r for r in caplog.records if r.name == "svc.advisor"]
