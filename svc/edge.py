@@ -654,7 +654,12 @@ class _HandedOver:
         self.server: TCPServer | None = None
 
     async def shutdown(self, readable: bool) -> None:
-        protocol = self.server.protocol.protocol if self.server is not None else None
+        # hypercorn's server names its protocol only once it runs: until then it has read nothing of its own, and
+        # the edge asks again.
+        wrapper = getattr(self.server, "protocol", None)
+        if wrapper is None:
+            return
+        protocol = wrapper.protocol
         if not isinstance(protocol, H11Protocol):
             await self.context.terminated.set()
         elif _closable(protocol, readable):

@@ -269,3 +269,28 @@ async def _read_response(stream: trio.SocketStream) -> tuple[bytes, bytes]:
             assert chunk, buffer
             body += chunk
     return head, body[length:]
+
+
+async def test_a_connection_handed_to_hypercorn_before_its_server_runs_is_left_for_the_next_look():
+    """Shutdown can come between handing a connection to hypercorn and hypercorn naming its protocol: the edge's look
+    at it then does nothing (it asks again), rather than failing the edge's shutdown."""
+    import socket as stdlib_socket
+
+    from hypercorn.trio.tcp_server import TCPServer
+    from hypercorn.typing import ConnectionState
+
+    from svc.edge import EdgeSettings, _Edge, _HandedOver, _hypercorn_config
+
+    async def app(scope, receive, send) -> None:
+        raise AssertionError("never called")
+
+    settings = EdgeSettings(http="hypercorn")
+    edge = _Edge(app, settings, _hypercorn_config(settings))
+    a, b = stdlib_socket.socketpair()
+    stream = trio.SocketStream(trio.socket.from_stdlib_socket(a))
+    handed = _HandedOver(edge, stream)
+    handed.server = TCPServer(handed.app, edge.hc, handed.context, ConnectionState({}), stream)
+    await handed.shutdown(readable=False)
+    assert not handed.context.terminated.is_set()
+    await stream.aclose()
+    b.close()
