@@ -230,7 +230,7 @@ class Transaction:
             await self._send_queued()
             await _explain(self.connection, statement, params)
         conn = self.connection
-        command = compiled(conn.raw, statement, params, prepare=conn.prepared_names is not None)
+        command = compiled(conn.raw, statement, params)
         (result, *_) = await self._turn([command], closing=last)
         return _loaded(conn, result, one=one)
 
@@ -515,9 +515,8 @@ async def _recorded(kind: str, statement: object, sending: Awaitable[T]) -> T:
 async def _fetch(
     conn: Connection, statement: str, params: Mapping[str, Any], *, one: bool
 ) -> list[tuple[bytes | None, ...]]:
-    """A compiled read on its own (no transaction of the unit's), in one turn; prepared at once, its text being its
-    shape, unless `database.statement_cache` is 0."""
-    (result,) = await turn(conn, [compiled(conn.raw, statement, params, prepare=conn.prepared_names is not None)])
+    """A compiled read on its own (no transaction of the unit's), in one turn."""
+    (result,) = await turn(conn, [compiled(conn.raw, statement, params)])
     return _loaded(conn, result, one=one)
 
 

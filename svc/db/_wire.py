@@ -70,8 +70,9 @@ def _numbered(text: str) -> tuple[bytes, tuple[str, ...]]:
     return query, tuple(names)
 
 
-def compiled(transformer: Transformer, text: str, params: Mapping[str, Any], *, prepare: bool) -> Command:
-    """The command of a compiled statement with its named values."""
+def compiled(transformer: Transformer, text: str, params: Mapping[str, Any], *, prepare: bool = True) -> Command:
+    """The command of a compiled statement with its named values: prepared, its text being its shape (when the
+    connection prepares any: `turn`)."""
     query, names = _numbered(text)
     return command(transformer, query, [params[name] for name in names], prepare=prepare)
 

@@ -99,8 +99,7 @@ async def test_a_lower_statement_timeout_of_the_database_or_role_applies_first(d
 async def test_statement_cache(database_url, cache, prepared):
     async with open_pool(database_url, settings(statement_cache=cache), size=1) as pool:
         async with pool.connection() as conn:
-            prepare = conn.prepared_names is not None
-            await turn(conn, [compiled(conn.raw, "select %(a)s::int + 1", {"a": 1}, prepare=prepare)])
+            await turn(conn, [compiled(conn.raw, "select %(a)s::int + 1", {"a": 1})])
             count = await conn.execute(
                 "select count(*) from pg_prepared_statements where statement like 'select $1::int + 1'"
             )
