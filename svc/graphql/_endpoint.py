@@ -58,6 +58,7 @@ from ._incremental import incremental_payloads, uses_incremental_delivery, witho
 from ._mutation_planner import MutationPlanner
 from ._persisted import PersistedQueries
 from ._query_planner import FieldError, PlannedQuery, QueryPlanner
+from ._shaped_plans import ShapedPlans
 
 log = logging.getLogger("svc.graphql")
 
@@ -186,6 +187,8 @@ class GraphqlEndpoint:
         #: JSON).
         self._queries: OrderedDict[_PlanKey, tuple[PlannedQuery, VariableValues]] = OrderedDict()
         self._mutations: OrderedDict[_PlanKey, MutationPlan] = OrderedDict()
+        #: Query plans by (document text, operation name, variables' shape), behind the ones by values.
+        self._shaped = ShapedPlans(schema, planner, PLAN_CACHE_SIZE)
 
     async def execute(self, request: GraphqlRequest, pipeline: Pipeline, request_id: str) -> GraphqlResponse:
         answer = _Answer(request_id)
@@ -313,7 +316,7 @@ class GraphqlEndpoint:
 
         def plan() -> tuple[PlannedQuery, VariableValues]:
             variables = self._variables(operation, request)
-            return self.planner.plan(operation, _fragments(document), variables), variables
+            return self._shaped.planned(text, operation, _fragments(document), variables), variables
 
         return self._kept(self._queries, text, request, plan)
 

@@ -6,6 +6,7 @@ Page sizes are checked while planning (`plan.Arguments`); the depth and cost of 
 stage (SPEC "Limits"), before any SQL.
 """
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -257,8 +258,14 @@ class PlanRun:
         for column in columns:
             field = entity.field_of_column(column)
             assert field is not None
-            value = key_value(self.model, entity, field, arguments[field.name], [*path, field.name])
-            items.append(Compare(ColumnRef(column), Operator.EQ, self.params.add(value, field.type.sql_type)))
+            convert = functools.partial(key_value, self.model, entity, field, path=(*path, field.name))
+            items.append(
+                Compare(
+                    ColumnRef(column),
+                    Operator.EQ,
+                    self.params.bind(arguments[field.name], convert, field.type.sql_type),
+                )
+            )
         return And(tuple(items))
 
     def _node(self, key: str, nodes: list[FieldNode], arguments: Mapping[str, Any]) -> RootField:

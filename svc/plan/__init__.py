@@ -139,6 +139,7 @@ from ._search import (
 )
 from ._values import (
     MAX_JSON_DEPTH,
+    Binder,
     NotJson,
     Params,
     bad_input,
@@ -150,6 +151,7 @@ from ._values import (
     scalar,
     text,
 )
+from ._watched import Watch, plain, watched_sources
 from ._write_inputs import WriteInputs, key_value, render_path, table, typed_error
 from ._write_plan import (
     BulkWrite,
@@ -258,6 +260,10 @@ __all__ = [
     "PageOutput",
     "Param",
     "Params",
+    "Binder",
+    "Watch",
+    "plain",
+    "watched_sources",
     "PayloadKind",
     "PayloadMember",
     "Quantifier",

@@ -7,9 +7,10 @@ not issue, negative page sizes (BAD_USER_INPUT), and pages over `limits.page_siz
 (GraphQL's by default: `filter.title.like`; REST's: `filter[title][like]`).
 """
 
+import functools
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 import attrs
@@ -205,44 +206,47 @@ class Arguments:
                 return Constant(False)  # nothing to be equal to
             if plan in (Op.NOT_IN, Op.NOT_IN_INSENSITIVE):
                 return Constant(True)
-        if operator.pattern is not None:
-            pattern = operator.pattern.format(escape_like(text(operand, self._at(path))))
-            return Compare(expression, plan, self.params.add(pattern, "text"))
-        if plan in (Op.LIKE, Op.NOT_LIKE, Op.ILIKE, Op.NOT_ILIKE):
-            return Compare(expression, plan, self.params.add(like_pattern(operand, self._at(path)), "text"))
-        if plan in (Op.LIKE_ANY, Op.LIKE_ALL, Op.ILIKE_ANY, Op.ILIKE_ALL):
-            patterns = [like_pattern(p, self._at([*path, i])) for i, p in enumerate(operand)]
-            return Compare(expression, plan, self.params.add(patterns, "text[]"))
-        value, sql_type = self._operand(type_, operator, operand, path)
-        return Compare(expression, plan, self.params.add(value, sql_type))
+        convert, sql_type = self._operand(type_, operator, path)
+        return Compare(expression, plan, self.params.bind(operand, convert, sql_type))
 
-    def _operand(self, type_: ValueType, operator: FilterOperator, operand: Any, path: Path) -> tuple[Any, str]:
+    def _operand(self, type_: ValueType, operator: FilterOperator, path: Path) -> tuple[Callable[[Any], Any], str]:
+        """How an operator's operand is converted for binding (a pure function of the operand), and its SQL type."""
         kind = operator.operand
+        at = self._at(path)
+        if operator.pattern is not None:
+            pattern = operator.pattern
+            return (lambda operand: pattern.format(escape_like(text(operand, at)))), "text"
+        if operator.plan in (Op.LIKE, Op.NOT_LIKE, Op.ILIKE, Op.NOT_ILIKE):
+            return (lambda operand: like_pattern(operand, at)), "text"
+        if operator.plan in (Op.LIKE_ANY, Op.LIKE_ALL, Op.ILIKE_ANY, Op.ILIKE_ALL):
+            return (lambda operand: [like_pattern(p, self._at([*path, i])) for i, p in enumerate(operand)]), "text[]"
         if kind is Operand.STRING:
             paths = operator.plan in (Op.MATCHES_PATH, Op.EXISTS_PATH)
-            return text(operand, self._at(path)), "jsonpath" if paths else "text"
+            return (lambda operand: text(operand, at)), "jsonpath" if paths else "text"
         if kind is Operand.STRINGS:
-            return [text(v, self._at([*path, i])) for i, v in enumerate(operand)], "text[]"
+            return (lambda operand: [text(v, self._at([*path, i])) for i, v in enumerate(operand)]), "text[]"
         if kind in (Operand.GEOMETRY, Operand.DISTANCE):
-            return self._geometry(type_, kind, operand, path), "text"
+            return (lambda operand: self._geometry(type_, kind, operand, path)), "text"
         if special_of(type_) is Special.MULTIRANGE:  # compared with a range, or with a value of its ranges
             assert type_.item is not None
             range_type = type_.item
             if kind is Operand.ITEM:
-                bound = self._bound(range_type)
-                return self._value(operand, bound, path), bound.sql_type
-            return self._value(operand, range_type, path), range_type.sql_type
+                return self._converter(self._bound(range_type), path)
+            return self._converter(range_type, path)
         if type_.kind is ValueKind.LIST:
             assert type_.item is not None
-            if kind is Operand.ITEM:
-                return self._value(operand, type_.item, path), type_.item.sql_type
-            return self._value(operand, type_, path), type_.sql_type
+            return self._converter(type_.item if kind is Operand.ITEM else type_, path)
         if type_.kind is ValueKind.RANGE and kind is Operand.ITEM:
-            bound = self._bound(type_)
-            return self._value(operand, bound, path), bound.sql_type
+            return self._converter(self._bound(type_), path)
         if kind is Operand.VALUES:
-            return [self._value(v, type_, [*path, i]) for i, v in enumerate(operand)], f"{type_.sql_type}[]"
-        return self._value(operand, type_, path), type_.sql_type
+            return (lambda operand: [self._value(v, type_, [*path, i]) for i, v in enumerate(operand)]), (
+                f"{type_.sql_type}[]"
+            )
+        return self._converter(type_, path)
+
+    def _converter(self, type_: ValueType, path: Path) -> tuple[Callable[[Any], Any], str]:
+        """A client's value of `type_` at `path`, as bound (`_value`), and its SQL type."""
+        return functools.partial(self._value, type_=type_, path=path), type_.sql_type
 
     def _geometry(self, type_: ValueType, kind: Operand, operand: Any, path: Path) -> str:
         """A spatial operand as GeoJSON text, checked as nearest search checks it: a geometry, or
@@ -296,8 +300,8 @@ class Arguments:
             if member is None:
                 items.append(IsNull(expression, True))
             else:
-                bound = self._value(member, field.type, [*path, self.naming.field(entity, name)])
-                items.append(Compare(expression, Op.EQ, self.params.add(bound, sql_type)))
+                convert, _ = self._converter(field.type, [*path, self.naming.field(entity, name)])
+                items.append(Compare(expression, Op.EQ, self.params.bind(member, convert, sql_type)))
         return And(tuple(items)) if len(items) != 1 else items[0]
 
     # --- order -------------------------------------------------------------------------------------------------
@@ -384,8 +388,8 @@ class Arguments:
                     continue
             elif argument.name not in given and not argument.required:
                 continue
-            value = self._value(given.get(argument.name), argument.type, [*path, argument.name])
-            arguments.append(Argument(argument.sql_name, self.params.add(value, argument.type.sql_type)))
+            convert, sql_type = self._converter(argument.type, [*path, argument.name])
+            arguments.append(Argument(argument.sql_name, self.params.bind(given.get(argument.name), convert, sql_type)))
         arguments.sort(key=lambda a: a.name is not None)  # positional first
         return tuple(arguments)
 

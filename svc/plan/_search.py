@@ -4,6 +4,7 @@ all checked here so a bad value is BAD_USER_INPUT (a wrong vector dimension, NaN
 and never reaches the database.
 """
 
+import functools
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -214,7 +215,7 @@ class SearchPlanner:
     def _text_ranking(
         self, document: SearchField, query: Any, bound: Any, *, path: Path, bound_path: Path = ()
     ) -> Ranking:
-        value = self.params.add(text(query, self._at(path)), "text")
+        value = self.params.bind(query, functools.partial(text, path=self._at(path)), "text")
         where = Document(document.column, document.expression)
         if document.method is SearchMethod.FUZZY:
             minimum = self._number(bound, None, bound_path, minimum=0.0) if bound is not None else None

@@ -11,13 +11,14 @@ import decimal
 import json
 import re
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeGuard, cast
 
 from svc.errors import Code, SvcError
 from svc.model import Model, Scalar, ValueKind, ValueType
 
 from ._ir import Param
+from ._watched import plain, watched_index
 
 _INT64 = (-(2**63), 2**63 - 1)
 _INT32 = (-(2**31), 2**31 - 1)
@@ -28,19 +29,44 @@ _INTERVAL = re.compile(
 )
 
 
+#: How a parameter's value follows from watched values (`svc.plan._watched`): the parameter's number, the watched
+#: value's number (or the numbers of a list's items) and the pure conversion of the plain value (or list).
+Binder = tuple[int, int | tuple[int, ...], Callable[[Any], Any]]
+
+
 class Params:
     """The values of one plan, numbered in the order the planner meets them."""
 
-    def __init__(self) -> None:
-        self.values: list[Any] = []
+    def __init__(self, values: Iterable[Any] = ()) -> None:
+        self.values: list[Any] = list(values)
+        #: The values bound from watched values, as `bind` met them.
+        self.binders: list[Binder] = []
 
     def add(self, value: Any, sql_type: str) -> Param:
         self.values.append(value)
         return Param(len(self.values) - 1, sql_type)
 
+    def bind(self, given: Any, convert: Callable[[Any], Any], sql_type: str) -> Param:
+        """The parameter of a client's value, `convert(given)`; `convert` must be a pure function of its argument
+        (the same for every value), so that a plan keeps it to bind other requests' values in the same place. A
+        watched `given` (or a list of watched items) is converted as its plain value and its binder kept."""
+        source = _watched_source(given)
+        param = self.add(convert(plain(given)), sql_type)
+        if source is not None:
+            self.binders.append((param.index, source, convert))
+        return param
+
     def named(self) -> dict[str, Any]:
         """The values by placeholder name (`p0`, `p1`, ...), as the compiled statement takes them."""
         return {f"p{index}": value for index, value in enumerate(self.values)}
+
+
+def _watched_source(given: Any) -> int | tuple[int, ...] | None:
+    """The number of a watched value, or the numbers of a non-empty list of them; None otherwise."""
+    if isinstance(given, list) and given:
+        indices = [watched_index(item) for item in cast("list[Any]", given)]
+        return None if None in indices else cast("tuple[int, ...]", tuple(indices))
+    return watched_index(cast(object, given))
 
 
 def is_json_array(value: object) -> TypeGuard[list[Any]]:

@@ -82,54 +82,79 @@ async def test_values_never_appear_in_the_sql_text(planner):
     assert "Robert'); drop table books; --" in params.values()
 
 
-async def test_a_repeated_query_is_planned_once_and_other_variables_are_planned_anew(
-    tmp_path, database_url, monkeypatch
-):
+@pytest.fixture
+def planned(monkeypatch) -> list[dict]:
+    """The coerced variables of each planning run of a query, as plain values."""
     from svc.graphql import QueryPlanner
+    from svc.plan import plain
 
-    planned: list[dict] = []
+    runs: list[dict] = []
     plan = QueryPlanner.plan
 
     def counted(self, operation, fragments, variables):
-        planned.append(dict(variables.coerced))
+        runs.append({name: plain(value) for name, value in variables.coerced.items()})
         return plan(self, operation, fragments, variables)
 
     monkeypatch.setattr(QueryPlanner, "plan", counted)
+    return runs
+
+
+async def test_a_query_is_planned_once_per_variable_shape_and_each_request_binds_its_own_values(
+    tmp_path, database_url, planned
+):
     query = "query($id: Int!) { book(rowId: $id) { rowId title } }"
     async with running_service(tmp_path, database_url, SCHEMAS) as service:
         answers = []
-        for variables in ({"id": 1}, {"id": 1}, {"id": 2}, {"id": 1}):
+        for variables in ({"id": 1}, {"id": 1}, {"id": 2}, {"id": 3}):
+            before = await statements(service.client)
             response = await service.client.post("/graphql", json={"query": query, "variables": variables})
             answers.append(response.json()["data"]["book"]["rowId"])
-            before = await statements(service.client)
-        # Each answer is its own variables' (a kept plan carries its values), each request still one statement.
-        assert answers == [1, 1, 2, 1]
-        assert planned == [{"id": 1}, {"id": 2}]
-        response = await service.client.post("/graphql", json={"query": query, "variables": {"id": 2}})
-        assert response.json()["data"]["book"]["rowId"] == 2
-        assert await statements(service.client) - before == 1
-        assert len(planned) == 2
+            assert await statements(service.client) - before == 1
+        # Each answer is its own variables' (a kept plan is bound to each request's values), one statement each.
+        assert answers == [1, 1, 2, 3]
+        assert planned == [{"id": 1}]
 
 
-async def test_kept_plans_are_bounded_least_recently_used_out(tmp_path, database_url, monkeypatch):
-    from svc.graphql import QueryPlanner, _endpoint
+async def test_a_value_the_planner_reads_keys_the_plan_and_a_bound_value_does_not(tmp_path, database_url, planned):
+    # `first` is checked and sizes the page while planning: each value has its own plan. The title is only bound.
+    query = "query($first: Int!, $title: String) { books(first: $first, condition: {title: $title}) { rowId } }"
+    async with running_service(tmp_path, database_url, SCHEMAS) as service:
+
+        async def rows(variables: dict) -> list[int]:
+            response = await service.client.post("/graphql", json={"query": query, "variables": variables})
+            return [book["rowId"] for book in response.json()["data"]["books"]]
+
+        assert await rows({"first": 5, "title": "A Wizard of Earthsea"}) == [1]
+        assert await rows({"first": 5, "title": "nothing by this name"}) == []
+        assert await rows({"first": 0, "title": "A Wizard of Earthsea"}) == []
+        assert await rows({"first": 5, "title": None}) == []  # null is another shape: `title IS NULL`
+    assert [run["first"] for run in planned] == [5, 0, 5]
+
+
+async def test_a_bad_value_bound_to_a_kept_plan_is_refused_as_planning_refuses_it(tmp_path, database_url, planned):
+    query = "query($title: String) { books(condition: {title: $title}) { rowId } }"
+    async with running_service(tmp_path, database_url, SCHEMAS) as service:
+        await service.client.post("/graphql", json={"query": query, "variables": {"title": "A"}})
+        before = await statements(service.client)
+        response = await service.client.post("/graphql", json={"query": query, "variables": {"title": "a\x00b"}})
+        (error,) = response.json()["errors"]
+        assert error["extensions"]["code"] == "BAD_USER_INPUT"
+        assert error["message"] == "text may not contain the NUL character"
+        assert error["path"] == ["books"]
+        assert await statements(service.client) == before
+
+
+async def test_kept_plans_are_bounded_least_recently_used_out(tmp_path, database_url, monkeypatch, planned):
+    from svc.graphql import _endpoint
 
     monkeypatch.setattr(_endpoint, "PLAN_CACHE_SIZE", 2)
-    planned: list[int] = []
-    plan = QueryPlanner.plan
-
-    def counted(self, operation, fragments, variables):
-        planned.append(variables.coerced["id"])
-        return plan(self, operation, fragments, variables)
-
-    monkeypatch.setattr(QueryPlanner, "plan", counted)
-    query = "query($id: Int!) { book(rowId: $id) { rowId } }"
+    query = "query($first: Int!) { books(first: $first) { rowId } }"  # `first` keys the plan
     async with running_service(tmp_path, database_url, SCHEMAS) as service:
-        for id_ in (1, 2, 1, 3, 1, 2):
-            response = await service.client.post("/graphql", json={"query": query, "variables": {"id": id_}})
-            assert response.json()["data"]["book"]["rowId"] == id_
+        for first in (1, 2, 1, 3, 1, 2):
+            response = await service.client.post("/graphql", json={"query": query, "variables": {"first": first}})
+            assert len(response.json()["data"]["books"]) == first
     # 1 and 2 kept; 1 used, 3 pushes 2 out; 1 still kept; 2 planned again.
-    assert planned == [1, 2, 3, 2]
+    assert [run["first"] for run in planned] == [1, 2, 3, 2]
 
 
 async def test_a_repeated_mutation_is_planned_once_and_still_writes_each_time(tmp_path, database_url, monkeypatch):
