@@ -173,7 +173,8 @@ class _Compiler:
                 self.expressions,
                 lambda read, table: self._selection(read, table, None),
                 self.row,
-                _needs_whole_row,
+                whole_row=_needs_whole_row,
+                needed_columns=_needed_columns,
             )
             return writer.search(root.search)
         if root.call is not None:

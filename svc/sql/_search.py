@@ -2,10 +2,10 @@
 ranking's matches; or two rankings' candidates fused by reciprocal rank), their hits built as JSON, merged by score
 (global search) and cut to `first`, with `hasMore` from the extra row.
 
-    candidates: select t.*, <score> as __score [, <distance> as __distance] from <table> t
+    candidates: select <columns>, <score> as __score [, <distance> as __distance] from <table> t
                 where <match> and <filter> order by <the ranking's order>, <key> limit first + 1
     fused:      with svc_lexical as (<key, rank> of the first ranking's best candidates), svc_vector as (...)
-                select t.*, f.__score from (<keys of either, with the fused score>) f join <table> t on <key>
+                select <columns>, f.__score from (<keys of either, with the fused score>) f join <table> t on <key>
     answer:     json_build_object('hits', json_agg(<hit> ...) filter (where __n <= first), 'hasMore', count(*) > first)
                 over the union of every source's hits numbered by score
 
@@ -77,13 +77,16 @@ class SearchWriter:
         expressions: Expressions,
         selection: Selection,
         row: RowWriter,
+        *,
         whole_row: Callable[[Shape], bool],
+        needed_columns: Callable[[Read], list[str]],
     ) -> None:
         self._alias = alias
         self._expressions = expressions
         self._selection = selection
         self._row = row
         self._whole_row = whole_row
+        self._needed_columns = needed_columns
 
     def search(self, search: Search) -> sql.Composable:
         """The results object of a search."""
@@ -143,12 +146,22 @@ class SearchWriter:
 
     # --- candidates --------------------------------------------------------------------------------------------
 
-    def _columns(self, read: Read, table: sql.Identifier) -> sql.Composable:
-        """Every column of the row, the whole row where functions of the row need it, and its system version."""
-        extra = [sql.SQL("{} as __row").format(table)] if self._whole_row(read.shape) else []
+    def _columns(self, source: SearchSource, table: sql.Identifier) -> sql.Composable:
+        """The columns a candidate carries to its hit: those the node reads and links by, and the key (every column
+        where a highlight's text, the catalog's SQL over the row's column names, may name any); the whole row where
+        functions of the row need it, and its system version."""
+        read = source.read
+        columns: list[sql.Composable]
+        if any(output.highlight is not None for output in source.hits):
+            columns = [sql.SQL("{}.*").format(table)]
+        else:
+            names = dict.fromkeys([*self._needed_columns(read), *source.key])
+            columns = [sql.SQL("{}.{}").format(table, sql.Identifier(name)) for name in names]
+        if self._whole_row(read.shape):
+            columns.append(sql.SQL("{} as __row").format(table))
         if any(isinstance(output, RowVersionOutput) and output.system for output in read.shape.outputs):
-            extra.append(sql.SQL("{}.xmin as __xmin").format(table))
-        return sql.SQL(", ").join([sql.SQL("{}.*").format(table), *extra])
+            columns.append(sql.SQL("{}.xmin as __xmin").format(table))
+        return sql.SQL(", ").join(columns)
 
     def _matches(self, source: SearchSource, ranking: Ranking, table: sql.Identifier) -> sql.Composable:
         """`<table> <alias> where ...`: the rows a ranking matches among those the read's filter selects."""
@@ -167,7 +180,7 @@ class SearchWriter:
         return sql.SQL(
             "select {columns}, {score} as __score{extra} from {from_} order by {order} limit {first} + 1"
         ).format(
-            columns=self._columns(source.read, table),
+            columns=self._columns(source, table),
             score=self._score(ranking, table),
             extra=extra,
             from_=from_,
@@ -204,7 +217,7 @@ class SearchWriter:
             " order by {fused}.__score desc, {table}.{key} limit {first} + 1"
         ).format(
             ctes=sql.SQL(", ").join(parts),
-            columns=self._columns(source.read, table),
+            columns=self._columns(source, table),
             fused=fused,
             scores=_fused_scores(fusion, names),
             source=qualified(_table_of(source.read)),
