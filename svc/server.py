@@ -62,7 +62,7 @@ from svc.http import (
     UiRoutes,
 )
 from svc.pipeline import Pipeline
-from svc.snapshot import Snapshot, SnapshotHolder, build_snapshot
+from svc.snapshot import Snapshot, SnapshotHolder, active_integrations, build_snapshot
 from svc.telemetry.export import FLUSH_TIMEOUT, Settings, Telemetry
 from svc.version import VERSION
 
@@ -149,6 +149,7 @@ async def _serve(
                 *([export_snapshot] if watching and config.watch.export else []),
                 *([dispatcher.capture_ready] if dispatcher else []),
                 *([_ForeignTableAdvice()] if requests_authenticated(config, loaded.secrets.jwt_secret) else []),
+                _IntegrationsLog(),
             ],
         )
         if config.reload.enabled:
@@ -314,6 +315,20 @@ class _ForeignTableAdvice:
             if advice.subject not in self._told:
                 self._told.add(advice.subject)
                 log.warning("advice: %s (%s): %s", advice.subject, advice.kind, advice.text)
+
+
+class _IntegrationsLog:
+    """SPEC "Extension integrations": the active integrations are logged at startup, and again after a reload
+    that changes them."""
+
+    def __init__(self) -> None:
+        self._told: tuple[str, ...] | None = None
+
+    async def __call__(self, snapshot: Snapshot) -> None:
+        active = active_integrations(snapshot.catalog, snapshot.whole.model, snapshot.config)
+        if active != self._told:
+            self._told = active
+            log.info("extension integrations active: %s", ", ".join(active) or "none")
 
 
 async def _first_snapshot(reloader: Reloader) -> None:

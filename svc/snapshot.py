@@ -211,6 +211,21 @@ async def build_snapshot(executor: Executor, config: Config, registry: Registry 
     )
 
 
+def active_integrations(catalog: Catalog, model: Model, config: Config) -> tuple[str, ...]:
+    """SPEC "Extension integrations": the integrations a snapshot uses, each with what turned it on, for the log.
+    Those the service does not build (timescaledb, pgvectorscale, vectorchord, pgroonga, postgres_fdw: README) are
+    never active."""
+    switches = config.extensions.integrations
+    active = []
+    checked = sum(1 for entity in model.entities for field in entity.fields if field.json_schema is not None)
+    if checked:  # the model leaves the schemas out while the switch is off
+        active.append(f"pg_jsonschema ({checked} JSON Schema column{'s' if checked != 1 else ''})")
+    installed = {extension.name for extension in catalog.extensions}
+    if "pg_stat_statements" in installed and switches.pg_stat_statements != "off":
+        active.append("pg_stat_statements (advise --statements)")
+    return tuple(active)
+
+
 def _pruned(model: Model, catalog: Catalog, role: str, config: Config) -> tuple[Model, GraphqlSchema]:
     """SPEC rule 3: with `rbac.enabled` the APIs are pruned to what the role may access (its grants)."""
     try:

@@ -96,6 +96,22 @@ class And:
     terms: tuple[Any, ...]
 
 
+@attrs.frozen
+class Or:
+    terms: tuple[Any, ...]
+
+
+@attrs.frozen
+class IsNull:
+    operand: Any
+
+
+#: A domain's CHECK names the value it checks `VALUE`.
+DOMAIN_VALUE = Column("VALUE")
+#: pg_jsonschema's schema-match functions: `(schema json, instance json|jsonb) -> boolean`.
+_SCHEMA_MATCHES = {"json_matches_schema", "jsonb_matches_schema"}
+
+
 # --- reading a check ---------------------------------------------------------------------------------------------
 
 
@@ -125,6 +141,26 @@ def bounds(definition: str, column: str, *, backslashes_doubled: bool = False) -
             return None
         found.update(bound)
     return Bounds(**found) if found else None
+
+
+def json_schema(definition: str, column: str, *, backslashes_doubled: bool = False) -> str | None:
+    """The JSON Schema (its literal text) a CHECK holds `column` to with pg_jsonschema's schema-match function, in
+    the forms SPEC "Extension integrations" reads: the call alone, `column IS NULL OR call`, `call AND others`; the
+    domain's value is `VALUE`. None otherwise, or when the schema is not a literal."""
+    node = _parse_or_none(definition, backslashes_doubled)
+    if isinstance(node, Or) and len(node.terms) == 2:
+        null, call = node.terms if isinstance(node.terms[0], IsNull) else node.terms[::-1]
+        node = call if isinstance(null, IsNull) and _column(null.operand) == column else None
+    calls = node.terms if isinstance(node, And) else (node,)
+    for call in calls:
+        if (
+            isinstance(call, Call)
+            and call.name.rsplit(".", 1)[-1] in _SCHEMA_MATCHES
+            and len(call.arguments) == 2
+            and _column(call.arguments[1]) == column
+        ):
+            return _string(call.arguments[0])
+    return None
 
 
 def _bound(comparison: Comparison, column: str) -> dict[str, Any] | None:
@@ -268,15 +304,17 @@ class _Parser:
             raise Unreadable(f"expected {text}")
 
     def expression(self) -> Any:
-        """Operands joined by operators: all ANDs, or exactly one comparison."""
+        """Operands joined by operators: all ANDs, all ORs, or exactly one comparison."""
         operands, operators = [self.operand()], []
-        while self.peek() in _COMPARISONS or self.peek() == "AND":
+        while self.peek() in _COMPARISONS or self.peek() in ("AND", "OR"):
             operators.append(self.advance()[1])
             operands.append(self.operand())
         if not operators:
             return operands[0]
         if all(operator == "AND" for operator in operators):
             return And(tuple(operands))
+        if all(operator == "OR" for operator in operators):
+            return Or(tuple(operands))
         if len(operators) == 1:
             return Comparison(operators[0], operands[0], operands[1])
         raise Unreadable("mixed operators")
@@ -286,6 +324,10 @@ class _Parser:
         while self.peek() == "::":
             self.advance()
             node = Cast(node, self.type_name())
+        if self.peek() == "IS":
+            self.advance()
+            self.expect("NULL")
+            node = IsNull(node)
         return node
 
     def primary(self) -> Any:
@@ -302,6 +344,8 @@ class _Parser:
         if text == "ARRAY":
             self.expect("[")
             return Array(self.items("]"))
+        if text == "VALUE":
+            return DOMAIN_VALUE
         if text == "ANY":
             self.expect("(")
             node = AnyOf(self.expression())

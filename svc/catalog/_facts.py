@@ -42,6 +42,8 @@ class Attribute:
 class DomainCheck:
     name: str
     expression: str  # pg_get_constraintdef text, for example "CHECK (VALUE > 0)"
+    #: pg_jsonschema's schema-match function with a literal schema: its JSON text.
+    json_schema: str | None = None
 
 
 @attrs.frozen
@@ -174,6 +176,8 @@ class Check:
     #: `col IN ('a', 'b')` / `col = ANY (ARRAY['a', 'b'])` on one text column: its values, in the order written.
     allowed_values: tuple[str, ...] | None = None
     bounds: Bounds | None = None
+    #: On one json or jsonb column, pg_jsonschema's schema-match function with a literal schema: its JSON text.
+    json_schema: str | None = None
 
 
 @attrs.frozen

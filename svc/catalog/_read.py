@@ -54,8 +54,9 @@ Privileges = Mapping[str, frozenset[str]]
 def read_catalog(document: Item) -> Catalog:
     """Facts from the introspection query's JSON document."""
     owners = _ExtensionOwners(document["extensions"])
-    types = {item["oid"]: _type(item, owners) for item in document["types"]}
-    context = _Context(types, owners, backslashes_doubled=not document["standard_conforming_strings"])
+    doubled = not document["standard_conforming_strings"]
+    types = {item["oid"]: _type(item, owners, doubled) for item in document["types"]}
+    context = _Context(types, owners, backslashes_doubled=doubled)
     return Catalog(
         server_version_num=document["server_version_num"],
         schemas=tuple(document["schemas"]),
@@ -100,7 +101,7 @@ class _Context:
 # --- types -------------------------------------------------------------------------------------------------------
 
 
-def _type(item: Item, owners: _ExtensionOwners) -> PgType:
+def _type(item: Item, owners: _ExtensionOwners, backslashes_doubled: bool) -> PgType:
     return PgType(
         oid=item["oid"],
         schema=item["schema"],
@@ -112,7 +113,14 @@ def _type(item: Item, owners: _ExtensionOwners) -> PgType:
         base_oid=item["base_oid"],
         base_typmod=item["base_typmod"],
         domain_not_null=item["domain_not_null"],
-        domain_checks=tuple(DomainCheck(c["name"], c["expression"]) for c in item["domain_checks"] or ()),
+        domain_checks=tuple(
+            DomainCheck(
+                c["name"],
+                c["expression"],
+                _checks.json_schema(c["expression"], "VALUE", backslashes_doubled=backslashes_doubled),
+            )
+            for c in item["domain_checks"] or ()
+        ),
         enum_labels=tuple(item["enum_labels"] or ()),
         attributes=tuple(Attribute(**a) for a in item["attributes"] or ()),
         range_subtype_oid=item["range_subtype_oid"],
@@ -275,13 +283,15 @@ def _check(item: Item, table: str, columns: tuple[Column, ...], context: _Contex
     names = tuple(item["columns"])
     expression = item["expression"]
     doubled = context.backslashes_doubled
-    allowed_values = bounds = None
+    allowed_values = bounds = json_schema = None
     if len(names) == 1:
         column = next(c for c in columns if c.name == names[0])
         column_type = context.types.get(column.type_oid)
         if column_type is not None and column_type.category == "S":
             allowed_values = _checks.allowed_values(expression, column.name, backslashes_doubled=doubled)
-        if allowed_values is None:
+        if column_type is not None and column_type.schema == "pg_catalog" and column_type.name in ("json", "jsonb"):
+            json_schema = _checks.json_schema(expression, column.name, backslashes_doubled=doubled)
+        if allowed_values is None and json_schema is None:
             bounds = _checks.bounds(expression, column.name, backslashes_doubled=doubled)
     return Check(
         name=item["name"],
@@ -290,6 +300,7 @@ def _check(item: Item, table: str, columns: tuple[Column, ...], context: _Contex
         name_chosen=not _names.is_generated_check_name(item["name"], table, names),
         allowed_values=allowed_values,
         bounds=bounds,
+        json_schema=json_schema,
     )
 
 

@@ -19,6 +19,7 @@ from ._entities import (
     ErrorKind,
     Field,
     Hierarchy,
+    JsonSchemaCheck,
     Lookup,
     Model,
     Operation,
@@ -37,11 +38,16 @@ from ._entities import (
     ValueType,
     VectorSimilarity,
 )
+from ._json_schemas import json_schema_errors, json_schema_problem, openapi_json_schema, rebased
 from ._naming import camel, enum_value, pascal, plural_type_name, type_name, upper_snake
 from ._rbac import prune_model
 from ._reserved import SERVICE_TYPE_NAMES, composite_type_names, enum_type_names, range_type_names
 
 __all__ = [
+    "json_schema_errors",
+    "json_schema_problem",
+    "openapi_json_schema",
+    "rebased",
     "AGGREGATE_MEMBERS",
     "SERVICE_TYPE_NAMES",
     "Argument",
@@ -57,6 +63,7 @@ __all__ = [
     "ErrorCode",
     "ErrorKind",
     "Field",
+    "JsonSchemaCheck",
     "Hierarchy",
     "Lookup",
     "Model",

@@ -10,7 +10,7 @@ functions, error codes and operations; then check that no two generated types or
 from collections import Counter
 from collections.abc import Mapping
 
-from svc.catalog import Catalog, ForeignKey, PgType, Relation, RelationKind
+from svc.catalog import Catalog, ForeignKey, PgType, Relation, RelationKind, TypeKind
 from svc.config import ColumnConfig, Config, EntityConfig, FunctionConfig
 
 from ._config import ModelError, check_types, resolve_entities, resolve_functions
@@ -22,6 +22,7 @@ from ._entities import (
     EntityRef,
     Field,
     Hierarchy,
+    JsonSchemaCheck,
     Lookup,
     Model,
     Operation,
@@ -33,6 +34,7 @@ from ._entities import Relation as RelationField
 from ._errors import error_codes
 from ._functions import build_functions
 from ._hints import read_hints
+from ._json_schemas import json_schema_problem
 from ._naming import camel, is_graphql_name, lower_first, pascal, plural_type_name, type_name
 from ._relations import Side, build_relations, foreign_keys
 from ._reserved import SERVICE_TYPE_NAMES, composite_type_names, enum_type_names, range_type_names
@@ -247,6 +249,33 @@ class _Builder:
             return prefix + name
         return name
 
+    def _json_schema(self, relation: Relation, column: str, type_oid: int) -> JsonSchemaCheck | None:
+        """The JSON Schema a column's CHECK, or its domain's (through the domains it is based on), holds it to;
+        none while `extensions.integrations.pg_jsonschema` is off."""
+        if self.config.extensions.integrations.pg_jsonschema == "off":
+            return None
+        found = next(
+            (
+                JsonSchemaCheck(check.json_schema, f"Json.{relation.name}.{column}", constraint=check.name)
+                for check in relation.checks
+                if check.json_schema is not None and check.columns == (column,)
+            ),
+            None,
+        )
+        pg = self.catalog.types.get(type_oid)
+        while found is None and pg is not None and pg.kind is TypeKind.DOMAIN:
+            schema = next((c.json_schema for c in pg.domain_checks if c.json_schema is not None), None)
+            if schema is not None:
+                found = JsonSchemaCheck(schema, f"Json.{self._database_type_name(pg)}", domain=True)
+            pg = self.catalog.types.get(pg.base_oid) if pg.base_oid is not None else None
+        problem = json_schema_problem(found.schema) if found is not None else None
+        if problem is not None:
+            self.warnings.append(
+                f"column {relation.name}.{column}: its JSON Schema check is not checked before writes ({problem})"
+            )
+            return None
+        return found
+
     # --- fields, keys, lookups, operations, root names ---------------------------------------------------------
 
     def _fields(self, relation: Relation, entity_type: str) -> tuple[Field, ...]:
@@ -277,6 +306,7 @@ class _Builder:
             if closed and value.kind is ValueKind.SCALAR and value.name == "String":
                 value = self.mapper.check_enum(entity_type, relation.name, name, column.name, closed)
             bounds = [c.bounds for c in relation.checks if c.bounds is not None and c.columns == (column.name,)]
+            json_schema = self._json_schema(relation, column.name, column.type_oid)
             written = not column.generated and column.identity != "a"
             fields.append(
                 Field(
@@ -294,6 +324,7 @@ class _Builder:
                     numeric_precision=column.numeric_precision,
                     numeric_scale=column.numeric_scale,
                     bounds=bounds[0] if len(bounds) == 1 else None,
+                    json_schema=json_schema,
                     orderable=self.mapper.orderable(value),
                     rest_name=rest_name if name == "rowId" else name,
                 )

@@ -87,6 +87,21 @@ class Deprecation:
 
 
 @attrs.frozen
+class JsonSchemaCheck:
+    """The JSON Schema a json or jsonb column's values must match (a CHECK calling pg_jsonschema's schema-match
+    function with a literal schema, on the column or on its domain; SPEC "Extension integrations")."""
+
+    schema: str  # the schema's JSON text, as written
+    #: Its OpenAPI component's name where it is one: `Json.<Domain>` (a domain's schema, always a component) or
+    #: `Json.<table>.<column>` (a column's, when it refers to itself).
+    component: str
+    #: The table CHECK's name; None when the domain holds the schema.
+    constraint: str | None = None
+    #: Whether the domain holds it.
+    domain: bool = False
+
+
+@attrs.frozen
 class Field:
     """A column exposed as a field of its entity's type."""
 
@@ -106,6 +121,7 @@ class Field:
     numeric_precision: int | None = None
     numeric_scale: int | None = None
     bounds: Bounds | None = None
+    json_schema: JsonSchemaCheck | None = None
     #: Orderable and comparable with <, > (not json, not composite, not arrays of those).
     orderable: bool = True
     #: The name in REST rows and parameters (SPEC "Naming": the primary key appears under the key column's name):

@@ -18,7 +18,19 @@ from typing import Any, cast
 import attrs
 
 from svc.errors import Code, SvcError
-from svc.model import Cardinality, Entity, ErrorCode, ErrorKind, Field, Model, Relation, ValueKind, ValueType
+from svc.model import (
+    Cardinality,
+    Entity,
+    ErrorCode,
+    ErrorKind,
+    Field,
+    JsonSchemaCheck,
+    Model,
+    Relation,
+    ValueKind,
+    ValueType,
+    json_schema_errors,
+)
 
 from ._cursors import decode_global_id
 from ._ir import Table
@@ -49,9 +61,12 @@ def render_path(path: Sequence[str | int]) -> str:
     return text
 
 
-def typed_error(code: ErrorCode, entity: Entity, fields: Sequence[str], message: str) -> SvcError:
-    """A constraint's error: its code, the enum it belongs to (`extensions.type`), the fields it names."""
-    extensions: dict[str, Any] = {"type": entity.names.error_code}
+def typed_error(
+    code: ErrorCode, entity: Entity, fields: Sequence[str], message: str, more: Mapping[str, Any] | None = None
+) -> SvcError:
+    """A constraint's error: its code, the enum it belongs to (`extensions.type`), the fields it names, and `more`
+    members."""
+    extensions: dict[str, Any] = {"type": entity.names.error_code, **(more or {})}
     if code.kind in (ErrorKind.TOO_LONG, ErrorKind.OUT_OF_RANGE):
         extensions["field"] = fields[0] if fields else None
     else:
@@ -196,8 +211,11 @@ class WriteInputs:
     # --- values ------------------------------------------------------------------------------------------------
 
     def value(self, entity: Entity, field: Field, value: Any, path: Path) -> Any:
-        """A column's value in its database form, checked against the column's length and precision."""
+        """A column's value in its database form, checked against the column's length and precision, and its JSON
+        Schema."""
         converted = self.write_value(value, field.type, path)
+        if field.json_schema is not None and converted is not None:
+            self._check_json_schema(entity, field, field.json_schema, converted, path)
         # Excess spaces are cut, as PostgreSQL does.
         if (
             isinstance(converted, str)
@@ -249,6 +267,22 @@ class WriteInputs:
             return value
         assert type_.scalar is not None
         return scalar(value, type_.scalar, self._at(path))
+
+    def _check_json_schema(self, entity: Entity, field: Field, check: JsonSchemaCheck, value: Any, path: Path) -> None:
+        """SPEC "Extension integrations": a value its JSON Schema rejects is `<COLUMN>_INVALID` (the CHECK's code,
+        or the domain's) with `validationErrors`, each `{path (JSON Pointer in the value), message}`."""
+        failures = json_schema_errors(check.schema, value)
+        if not failures:
+            return
+        if check.constraint is not None:
+            code = next(c for c in entity.error_codes if c.kind is ErrorKind.CHECK and c.constraint == check.constraint)
+        else:
+            code = next(
+                c for c in entity.error_codes if c.kind is ErrorKind.DOMAIN_CHECK and c.columns == (field.column,)
+            )
+        where = render_path(path)
+        message = f"{where} does not match its JSON Schema: {failures[0]['message']}"
+        raise typed_error(code, entity, [where], message, {"validationErrors": failures})
 
     def _too(self, entity: Entity, field: Field, kind: ErrorKind, path: Path, limit: str) -> SvcError:
         code = next((c for c in entity.error_codes if c.kind is kind and c.columns == (field.column,)), None)

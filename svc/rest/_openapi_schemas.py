@@ -22,6 +22,7 @@ from svc.model import (
     Cardinality,
     Entity,
     Field,
+    JsonSchemaCheck,
     Model,
     Operation,
     RecordType,
@@ -29,7 +30,9 @@ from svc.model import (
     ValueType,
     composite_type_names,
     enum_type_names,
+    openapi_json_schema,
     range_type_names,
+    rebased,
 )
 from svc.plan import member_fields, member_type, offered_members
 
@@ -90,13 +93,25 @@ class Schemas:
         holds). CHECK patterns are left out: they are POSIX regular expressions, not the ECMA-262 ones JSON Schema
         means.
         """
-        schema = self._value(field.type)
+        schema = self._json_schema(field.json_schema) if field.json_schema is not None else self._value(field.type)
         if bounds:
             schema = bounded(schema, field)
         schema = described(nullable(schema) if field.nullable else schema, field.description)
         if field.deprecation is not None:
             schema["deprecated"] = True
         return schema
+
+    def _json_schema(self, check: JsonSchemaCheck) -> Schema:
+        """A JSON column's schema (SPEC "Extension integrations"): inline, or its component when a domain holds it
+        (`Json.<Domain>`) or it refers to itself (`Json.<table>.<column>`, its references rebased on it)."""
+        document, recursive = openapi_json_schema(check.schema)
+        schema: Schema = document if isinstance(document, dict) else ({} if document else {"not": {}})
+        if not (check.domain or recursive):
+            return schema
+        name = check.component
+        if name not in self._built:
+            self._built[name] = rebased(schema, f"#/components/schemas/{name}")
+        return ref(name)
 
     def _enum(self, name: str) -> Schema:
         if name not in self._built:

@@ -7,7 +7,17 @@ constraint shown beside it, taken from a database.
 import pytest
 
 from svc.catalog import Bounds
-from svc.catalog._checks import Unreadable, allowed_values, bounds, parse_check
+from svc.catalog._checks import (
+    Column,
+    Comparison,
+    IsNull,
+    Number,
+    Or,
+    Unreadable,
+    allowed_values,
+    bounds,
+    parse_check,
+)
 from svc.catalog._names import is_generated_check_name, is_generated_exclusion_name, make_object_name
 
 # --- allowed values ------------------------------------------------------------------------------------------------
@@ -136,7 +146,16 @@ def test_doubled_backslashes_are_undone_when_standard_conforming_strings_was_off
 
 def test_a_text_outside_the_grammar_is_unreadable():
     with pytest.raises(Unreadable):
-        parse_check("CHECK (((z > 1) OR (z < 0)))")  # z integer check (z > 1 or z < 0)
+        parse_check("CHECK (((z + 1) > 0))")  # z integer check (z + 1 > 0): arithmetic
+    with pytest.raises(Unreadable):
+        parse_check("CHECK (((z > 1) OR (z < 0) AND (z <> 5)))")  # mixed AND and OR
+
+
+def test_or_and_is_null_are_read_but_give_no_bounds():
+    # z integer check (z is null or z > 1): read (JSON Schema checks take this form), but not a bound
+    definition = "CHECK (((z IS NULL) OR (z > 1)))"
+    assert parse_check(definition) == Or((IsNull(Column("z")), Comparison(">", Column("z"), Number(1.0))))
+    assert bounds(definition, "z") is None
 
 
 # --- generated names -------------------------------------------------------------------------------------------
