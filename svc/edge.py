@@ -10,12 +10,13 @@ serves a connection is chosen by `server.http`:
   preface. Any other `Upgrade` is ignored (RFC 9110 7.8). A method llhttp does not know (an extension method, RFC
   9110 9.1) is passed to the app, which answers it (405), when it begins what the connection sent; one pipelined
   behind another request in the same read is refused by llhttp (400).
-- `hypercorn`: hypercorn's per-connection server serves every connection (h11, HTTP/2, WebSocket); it does not
-  enforce the limits below. A connection hypercorn fails on (h11 can race its own sends) is closed and logged; it
-  does not end the service. Its shutdown is ours too (`_HandedOver`): each connection is told to end only once it
-  has nothing left to answer, and responses started after shutdown carry `connection: close`.
+- `hypercorn`: hypercorn's per-connection server serves every connection (h11, HTTP/2, WebSocket), behind the fast
+  edge's parser (`_Guarded`): h11 reads the requests llhttp read, written again, so the limits and refusals below
+  hold on both edges. A connection hypercorn fails on is closed and logged; it does not end the service. Its
+  shutdown is ours too (`_HandedOver`): each connection is told to end only once it has nothing left to answer, and
+  responses started after shutdown carry `connection: close`.
 
-Limits (the fast edge): a request target over 8 KiB is 414, a head over 16 KiB or with more than 100 fields 431 (an
+Limits (both edges): a request target over 8 KiB is 414, a head over 16 KiB or with more than 100 fields 431 (an
 incomplete head as soon as it cannot become one within the limits), anything llhttp refuses (smuggling shapes such
 as Content-Length with Transfer-Encoding or two Content-Lengths, bad chunk sizes, invalid bytes) 400, a
 Transfer-Encoding other than exactly `chunked` (or any in HTTP/1.0) 400, a request line without a version (HTTP/0.9)
@@ -426,7 +427,7 @@ class _Connection:
         self.edge.connections.add(self)
         try:
             if self.edge.settings.http == "hypercorn":
-                await self._hand_over(b"")
+                await self._serve_guarded()
                 return
             while (message := await self._next()) is not None:
                 if message.upgrade:
@@ -611,7 +612,13 @@ class _Connection:
 
     async def _hand_over(self, received: bytes) -> None:
         """Let hypercorn serve the connection (WebSocket, HTTP/2), starting with the bytes already read."""
-        stream = _Replayed(self.stream, received)
+        await self._served_by_hypercorn(_Replayed(self.stream, received))
+
+    async def _serve_guarded(self) -> None:
+        """`server.http: hypercorn`: hypercorn serves the connection, reading what this connection's parser read."""
+        await self._served_by_hypercorn(_Guarded(self))
+
+    async def _served_by_hypercorn(self, stream: "_Replayed | _Guarded") -> None:
         handed = self.handed = _HandedOver(self.edge, stream)
         handed.server = TCPServer(handed.app, self.edge.hc, handed.context, ConnectionState({}), stream)  # type: ignore[arg-type]
         try:
@@ -668,14 +675,40 @@ class _HandedOver:
 
     async def _app(self, scope: MutableMapping[str, Any], receive: Any, send: Callable[[Any], Awaitable[None]]) -> None:
         edge = self.edge
+        if scope["type"] != "http":
+            await edge.app(scope, receive, send)
+            return
+        guarded = self.stream if isinstance(self.stream, _Guarded) else None
+        # As on the fast edge, a response sent while the rest of a request's body has still to arrive ends the
+        # connection (h11 would wait for the rest of a body nobody reads).
+        unread = guarded is not None and not guarded.passed_whole() and _has_body(scope["headers"])
+
+        async def receiving() -> Any:
+            nonlocal unread
+            if guarded is not None:
+                await guarded.continue_()
+            message = await receive()
+            if message["type"] != "http.request" or not message.get("more_body", False):
+                unread = False
+            return message
 
         async def sending(message: MutableMapping[str, Any]) -> None:
-            if message["type"] == "http.response.start" and edge.closing:
+            if message["type"] == "http.response.start" and (edge.closing or unread):
                 headers = [*message.get("headers", ()), (b"connection", b"close")]
                 message = {**message, "headers": headers}
             await send(message)
 
-        await edge.app(scope, receive, sending if scope["type"] == "http" else send)
+        try:
+            await edge.app(scope, receiving, sending)
+        finally:
+            if guarded is not None:
+                guarded.answered()
+
+
+def _has_body(headers: Any) -> bool:
+    return any(
+        name == b"transfer-encoding" or (name == b"content-length" and value.strip() != b"0") for name, value in headers
+    )
 
 
 def _closable(protocol: H11Protocol, readable: bool) -> bool:
@@ -718,6 +751,183 @@ class _Replayed(trio.abc.HalfCloseableStream):
 
     async def aclose(self) -> None:
         await self.stream.aclose()
+
+
+class _Guarded(trio.abc.HalfCloseableStream):
+    """What hypercorn reads under `server.http: hypercorn`: not the socket's bytes but the requests the connection's
+    own parser read from them (`_Connection._feed`: the fast edge's limits and refusals), written again in a form h11
+    reads as llhttp did: the head as parsed (without `Expect`, which is answered here), then the body in the framing
+    it came in (chunked bodies chunked again, trailers dropped). A request the parser refuses is never passed on: once
+    hypercorn has answered every request before it, the refusal is answered here and the connection closed. A head
+    must arrive within `server.header_timeout`. The HTTP/2 preface and what follows an upgrade request that is
+    handed over (WebSocket, h2c) pass as they are."""
+
+    def __init__(self, connection: _Connection) -> None:
+        self.connection = connection
+        self.stream = connection.stream
+        self.socket = connection.stream.socket  # hypercorn reads the addresses from it
+        self.ready = bytearray()  # written for hypercorn, not yet read by it
+        #: Requests passed on, the one being answered first.
+        self.passed: deque[_Passed] = deque()
+        self.raw = False  # past an upgrade or the HTTP/2 preface: bytes pass as they are
+        self.ended = False  # a request that ends the connection is passed on: nothing more is
+        self.headed = 0  # requests at the front of the parser's queue whose head is written
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes:
+        connection = self.connection
+        while not self.ready:
+            if self.raw:
+                return await self.stream.receive_some(max_bytes)
+            if self.ended:  # what follows a request that ends the connection is nobody's request
+                while await self.stream.receive_some(READ_SIZE):
+                    pass
+                return b""
+            if connection.refusal is not None:
+                if not self.headed:
+                    await self._refuse(connection.refusal)
+                return b""  # a request passed on is cut short: hypercorn sees the connection end
+            if connection.eof:
+                return b""
+            # As on the fast edge: a head within `server.header_timeout` of its first byte, each wait for more of a
+            # body as long; between requests, hypercorn's keep-alive timeout.
+            if connection.parsing is not None or connection.first:
+                deadline = connection._deadline()
+            elif connection.receiving is not None:
+                deadline = trio.current_time() + connection.edge.settings.header_timeout
+            else:
+                deadline = math.inf
+            with trio.move_on_at(deadline):
+                self._read(await self.stream.receive_some(READ_SIZE))
+                continue
+            if connection.receiving is None:  # the head took too long: closed without an answer
+                await self._end()
+                return b""
+            connection.refusal = 408  # the rest of the body is too slow to come
+        size = len(self.ready) if max_bytes is None else min(max_bytes, len(self.ready))
+        data = bytes(self.ready[:size])
+        del self.ready[:size]
+        return data
+
+    def _read(self, data: bytes) -> None:
+        connection = self.connection
+        if connection.first and data:
+            connection.sniffed += data
+            if H2_PREFACE.startswith(connection.sniffed[: len(H2_PREFACE)]):
+                if len(connection.sniffed) >= len(H2_PREFACE):
+                    self.ready += connection.sniffed
+                    self.raw = True
+                return
+            data, connection.sniffed, connection.first = connection.sniffed, b"", False
+        connection._feed(data)
+        self._write()
+
+    def _write(self) -> None:
+        """Write what the parser has read since: heads, body parts, ends of bodies (each request once)."""
+        pending = self.connection.pending
+        while pending:
+            message = pending[0]
+            if not self.headed:
+                # A chunked body is held until it is whole, so that one that cannot be read (a bad chunk) refuses
+                # the request before hypercorn sees it; passed on as it comes past `_STREAMED` (a body not limited
+                # in size) or when the client waits for 100 Continue. A body of a given length cannot be malformed:
+                # its head goes at once (the app may refuse it by its length).
+                held = _is_chunked(message) and sum(map(len, message.body)) < _STREAMED
+                if held and not (message.complete or message.expect_continue):
+                    return
+                self._head(message)
+                self.headed = 1
+            body = b"".join(message.body)
+            message.body.clear()
+            chunked = _is_chunked(message)
+            if body:
+                self.ready += _chunk(body) if chunked else body
+            if message.upgrade:  # bodyless; the new protocol's bytes follow: hypercorn reads them as they come
+                pending.popleft()
+                self.ready += self.connection.upgrade_tail
+                self.raw = True
+                return
+            if not message.complete:
+                return
+            if chunked:
+                self.ready += b"0\r\n\r\n"
+            pending.popleft()
+            self.headed = 0
+            if not message.keep_alive:
+                self.ended = True
+                pending.clear()
+                return
+
+    def _head(self, message: _Message) -> None:
+        lines = [b"%s %s HTTP/%s\r\n" % (message.method.encode(), message.target, message.version.encode())]
+        lines += [b"%s: %s\r\n" % field for field in message.headers if field[0] != b"expect"]
+        self.ready += b"".join(lines) + b"\r\n"
+        # 100 Continue only for a body still to come (a client may send it without waiting).
+        self.passed.append(_Passed(message.expect_continue and not message.complete, message.complete))
+
+    async def continue_(self) -> None:
+        """Answer 100 Continue for the request being answered when it asked for it (its app reads the body)."""
+        if self.passed and self.passed[0].expect_continue:
+            self.passed[0].expect_continue = False
+            await self.stream.send_all(b"HTTP/1.1 100 Continue\r\n\r\n")
+
+    def passed_whole(self) -> bool:
+        """Whether the request being answered was passed on with its whole body (none left to arrive)."""
+        return not self.passed or self.passed[0].whole
+
+    def answered(self) -> None:
+        """The request being answered has its response: the next one is."""
+        if self.passed:
+            self.passed.popleft()
+
+    async def _refuse(self, status: int) -> None:
+        """Once hypercorn has answered every request passed on, answer the refused one and close."""
+        handed = self.connection.handed
+        while True:
+            wrapper = getattr(handed.server, "protocol", None) if handed is not None else None
+            protocol = getattr(wrapper, "protocol", None)
+            if not isinstance(protocol, H11Protocol) or _closable(protocol, readable=False):
+                break
+            await trio.sleep(_SHUTDOWN_POLL)
+        await self.connection._refuse(status)
+        await self._end()
+
+    async def _end(self) -> None:
+        """Close the connection now, and end hypercorn's wait for a next request on it."""
+        await self.connection._close()
+        handed = self.connection.handed
+        if handed is not None:
+            await handed.context.terminated.set()
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        await self.stream.send_all(data)
+
+    async def wait_send_all_might_not_block(self) -> None:
+        await self.stream.wait_send_all_might_not_block()
+
+    async def send_eof(self) -> None:
+        await self.stream.send_eof()
+
+    async def aclose(self) -> None:
+        """Closed as the fast edge closes: what the client still sends is read for a while first, so that the last
+        answer is not lost to a reset (a response that left a body unread ends the connection)."""
+        self.connection.lingering = True
+        await self.connection._close()
+
+
+@attrs.define
+class _Passed:
+    """A request `_Guarded` passed on to hypercorn."""
+
+    expect_continue: bool  # it asked for 100 Continue, not answered yet
+    whole: bool  # its body had arrived whole when it was passed on
+
+
+#: A request body held back longer than this is passed on to hypercorn as it comes.
+_STREAMED = 64 * 1024
+
+
+def _is_chunked(message: _Message) -> bool:
+    return any(name == b"transfer-encoding" for name, _ in message.headers)
 
 
 _ASGI = {"version": "3.0", "spec_version": "2.3"}

@@ -36,7 +36,6 @@ from ._model import (
     AuthConfig,
     Config,
     EventsConfig,
-    ServerConfig,
     declared_keys,
 )
 from ._types import VALUE_TYPES, make_converter, optional_inner
@@ -393,8 +392,6 @@ def _check_values(config: Config) -> list[str]:
     for name in ("keep_alive_timeout", "header_timeout"):
         if getattr(server, name).seconds <= 0:
             problems.append(f"server.{name}: must be more than 0")
-    if server.http == "hypercorn" and server.header_timeout != ServerConfig().header_timeout:
-        problems.append("server.header_timeout: the fast edge's (server.http: fast); hypercorn has no head deadline")
     if config.database.pool_size < 1:
         problems.append("database.pool_size: must be at least 1")
     replicas = config.database.replicas

@@ -117,8 +117,8 @@ class ServerConfig:
     )
     header_timeout: Duration = setting(
         Duration.parse("10s"),
-        doc="How long a request's head (request line and headers) may take to arrive, from its first byte (the "
-        "fast edge; slow clients are closed).",
+        doc="How long a request's head (request line and headers) may take to arrive, from its first byte (slow "
+        "clients are closed), and each wait for more of a body.",
     )
     cors: CorsConfig = section(CorsConfig, "Cross-origin resource sharing.")
 

@@ -25,13 +25,6 @@ def edge(request) -> str:
     return request.param
 
 
-def hypercorn_gap(reason: str) -> pytest.MarkDecorator:
-    """Run on both edges, the case known to fail on hypercorn (`server.http: hypercorn`, which does not enforce the
-    fast edge's limits) marked so: it fails the suite if hypercorn starts passing it."""
-    hypercorn = pytest.param("hypercorn", marks=pytest.mark.xfail(reason=reason, strict=True))
-    return pytest.mark.parametrize("edge", ["fast", hypercorn])
-
-
 @pytest.fixture
 async def service(tmp_path, database_url, edge):
     async with edge_service(tmp_path, database_url, edge, {"limits": {"request_body_bytes": 1024}}) as running:
@@ -83,7 +76,6 @@ def post_head(*headers: str, target: str = "/graphql") -> bytes:
 # --- request smuggling ----------------------------------------------------------------------------------------
 
 
-@hypercorn_gap("h11 reads Content-Length with Transfer-Encoding (chunked wins) and answers the next request")
 async def test_content_length_with_transfer_encoding_is_refused_and_the_smuggled_request_not_answered(service):
     body = chunked(TYPENAME)
     # CL.TE: a front reading Content-Length passes the smuggled request along inside the body.
@@ -100,7 +92,6 @@ async def test_content_length_with_transfer_encoding_is_refused_and_the_smuggled
     await check_refused(service, cases, {400})
 
 
-@hypercorn_gap("h11 answers an unknown transfer coding 501")
 async def test_obfuscated_transfer_encodings_are_refused(service):
     body = chunked(TYPENAME)
     length = f"Content-Length: {len(body)}"
@@ -146,7 +137,6 @@ async def test_conflicting_or_invalid_content_lengths_are_refused(service):
     await check_refused(service, cases, {400, 413})
 
 
-@hypercorn_gap("h11 waits for the body of an overflowing chunk size")
 async def test_bad_chunk_sizes_are_refused(service):
     head = post_head("Transfer-Encoding: chunked")
     part = TYPENAME
@@ -165,7 +155,6 @@ async def test_bad_chunk_sizes_are_refused(service):
 # --- sizes ----------------------------------------------------------------------------------------------------
 
 
-@hypercorn_gap("h11 bounds only an incomplete head (16 KiB)")
 async def test_a_request_target_over_8_kib_is_refused(service):
     cases = {
         "9 KiB target": request("GET", "/live?" + "a" * (9 * 1024)),
@@ -178,7 +167,6 @@ async def test_a_request_target_over_8_kib_is_refused(service):
     assert (await exchange(service, request("GET", "/live?" + "a" * (8 * 1024 - 6)))).status == 200
 
 
-@hypercorn_gap("h11 bounds only an incomplete head (16 KiB)")
 async def test_a_header_section_over_16_kib_is_refused(service):
     cases = {
         "one 17 KiB header": request("GET", "/live", [("X-Big", "a" * (17 * 1024))]),
@@ -190,7 +178,6 @@ async def test_a_header_section_over_16_kib_is_refused(service):
     assert (await exchange(service, request("GET", "/live", [(f"X-H{n}", "a" * 500) for n in range(30)]))).status == 200
 
 
-@hypercorn_gap("h11 has no limit on the number of fields")
 async def test_more_than_100_header_fields_are_refused(service):
     cases = {
         "101 fields": request("GET", "/live", [(f"X-F{n}", "v") for n in range(100)]),  # + Host: 101
@@ -237,7 +224,6 @@ async def test_garbage_is_refused_or_closed(service):
     await check_refused(service, cases, REFUSALS, silent=True)
 
 
-@hypercorn_gap("hypercorn answers nothing when a head ends in bare LF and bytes follow")
 async def test_bare_lf_is_either_served_once_or_refused(service):
     # RFC 9112 lets a server accept a bare LF as a line end; either way: one answer, never a 5xx, never a
     # second answer, and with `Connection: close` (or a refusal) the connection ends.
@@ -262,7 +248,6 @@ async def test_bare_lf_is_either_served_once_or_refused(service):
     assert not report, "\n".join(report)
 
 
-@pytest.mark.parametrize("edge", ["fast"])  # hypercorn serves these requests as it serves them without the Upgrade
 @pytest.mark.parametrize("protocol", ["websocket", "h2c", "foo"])
 async def test_upgrade_headers_do_not_let_hostile_requests_past_the_checks(service, protocol):
     # The fast edge hands WebSocket and h2c upgrades to hypercorn (and nothing else): what it refuses without the
@@ -295,10 +280,6 @@ async def test_upgrade_headers_do_not_let_hostile_requests_past_the_checks(servi
     await check_refused(service, cases, REFUSALS)
 
 
-@hypercorn_gap(
-    "hypercorn loses the answer to a request ending its connection when bytes follow it (h11 races its own sends;"
-    " the connection fails, the service goes on)"
-)
 async def test_bytes_after_a_request_that_closes_are_not_answered_and_the_service_goes_on(service):
     # A request ending its connection (Connection: close, HTTP/1.0) followed by more bytes: one answer, the
     # connection closed, nothing more answered, and the service keeps accepting connections.
@@ -412,9 +393,9 @@ async def test_fuzzed_raw_requests_never_get_a_5xx_a_malformed_answer_or_a_hang(
     inputs = fuzz_inputs()
     report = []
     settings = {"limits": {"request_body_bytes": 1024}}
-    # hypercorn has no head deadline (server.header_timeout is refused with it).
-    deadlines = {"header_timeout": "1s"} if edge == "fast" else {}
-    async with edge_service(tmp_path, database_url, edge, settings, keep_alive_timeout="500ms", **deadlines) as service:
+    async with edge_service(
+        tmp_path, database_url, edge, settings, keep_alive_timeout="500ms", header_timeout="1s"
+    ) as service:
         with trio.fail_after(45):
             previous = b""
             for data in inputs:

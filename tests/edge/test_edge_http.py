@@ -240,8 +240,6 @@ async def test_expect_100_continue_with_a_chunked_body(service):
 async def test_expect_100_continue_with_a_too_large_content_length_answers_413_without_100(
     tmp_path, database_url, edge
 ):
-    if edge == "hypercorn":  # h11 sends 100 Continue as soon as the head is read, whatever the app answers
-        pytest.xfail("hypercorn's h11 answers 100 Continue before the app refuses the body (issue 22, open)")
     async with edge_service(tmp_path, database_url, edge, {"limits": {"request_body_bytes": 1024}}) as service:
         head = graphql_post(b"", [("Expect", "100-continue"), ("Content-Length", "100000")])
         async with connection(service) as (stream, reader):
@@ -259,8 +257,6 @@ async def test_expect_100_continue_with_a_too_large_content_length_answers_413_w
 
 
 async def test_a_too_large_content_length_without_expect_is_answered_413_and_closed(tmp_path, database_url, edge):
-    if edge == "hypercorn":  # it keeps the connection open without reading the rest of the body
-        pytest.xfail("hypercorn answers 413 without connection: close (issue 22, open)")
     async with edge_service(tmp_path, database_url, edge, {"limits": {"request_body_bytes": 1024}}) as service:
         async with connection(service) as (stream, reader):
             # Only part of the body is sent: the answer must not wait for the rest.
@@ -389,10 +385,6 @@ async def test_a_busy_keep_alive_connection_is_not_closed_by_the_keep_alive_time
                 await trio.sleep(0.15)
 
 
-@pytest.mark.parametrize(
-    "edge",
-    ["fast", pytest.param("hypercorn", marks=pytest.mark.skip(reason="hypercorn has no header-read deadline"))],
-)
 async def test_a_client_sending_its_head_too_slowly_is_closed_by_the_header_timeout(tmp_path, database_url, edge):
     async with edge_service(tmp_path, database_url, edge, header_timeout="300ms") as service:
         head = request("GET", "/live", [("X-Slow", "a" * 100)])  # 100 ms a byte: ~15 s to send it all
@@ -418,10 +410,6 @@ async def test_a_client_sending_its_head_too_slowly_is_closed_by_the_header_time
         assert response.status == 200, response
 
 
-@pytest.mark.parametrize(
-    "edge",
-    ["fast", pytest.param("hypercorn", marks=pytest.mark.skip(reason="hypercorn has no header-read deadline"))],
-)
 async def test_a_connection_that_never_sends_is_closed_by_the_header_timeout(tmp_path, database_url, edge):
     async with edge_service(tmp_path, database_url, edge, header_timeout="300ms") as service:
         async with connection(service) as (_, reader):
@@ -432,10 +420,6 @@ async def test_a_connection_that_never_sends_is_closed_by_the_header_timeout(tmp
         assert elapsed <= 2.0, f"a silent new connection closed after {elapsed:.2f}s (header_timeout 300ms)"
 
 
-@pytest.mark.parametrize(
-    "edge",
-    ["fast", pytest.param("hypercorn", marks=pytest.mark.skip(reason="hypercorn has no header-read deadline"))],
-)
 async def test_a_slow_but_steady_body_is_not_cut_by_the_header_timeout(tmp_path, database_url, edge):
     # The header deadline bounds the head only: a body may take longer in all, as long as it keeps coming.
     async with edge_service(tmp_path, database_url, edge, header_timeout="300ms") as service:
