@@ -618,7 +618,7 @@ class _Connection:
         """`server.http: hypercorn`: hypercorn serves the connection, reading what this connection's parser read."""
         await self._served_by_hypercorn(_Guarded(self))
 
-    async def _served_by_hypercorn(self, stream: "_Replayed | _Guarded") -> None:
+    async def _served_by_hypercorn(self, stream: "_HandedStream") -> None:
         handed = self.handed = _HandedOver(self.edge, stream)
         handed.server = TCPServer(handed.app, self.edge.hc, handed.context, ConnectionState({}), stream)  # type: ignore[arg-type]
         try:
@@ -726,19 +726,13 @@ def _closable(protocol: H11Protocol, readable: bool) -> bool:
 _ENDED = frozenset({h11.MUST_CLOSE, h11.CLOSED, h11.ERROR})
 
 
-class _Replayed(trio.abc.HalfCloseableStream):
-    """A connection's stream with the bytes the fast edge read from it put back in front."""
+class _HandedStream(trio.abc.HalfCloseableStream):
+    """What hypercorn serves a connection through: its socket stream, sent to as it is; what it reads is the
+    subclass's."""
 
-    def __init__(self, stream: trio.SocketStream, received: bytes) -> None:
+    def __init__(self, stream: trio.SocketStream) -> None:
         self.stream = stream
         self.socket = stream.socket  # hypercorn reads the addresses from it
-        self.received = received
-
-    async def receive_some(self, max_bytes: int | None = None) -> bytes:
-        if self.received:
-            data, self.received = self.received, b""
-            return data
-        return await self.stream.receive_some(max_bytes)
 
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
         await self.stream.send_all(data)
@@ -753,7 +747,21 @@ class _Replayed(trio.abc.HalfCloseableStream):
         await self.stream.aclose()
 
 
-class _Guarded(trio.abc.HalfCloseableStream):
+class _Replayed(_HandedStream):
+    """A connection's stream with the bytes the fast edge read from it put back in front."""
+
+    def __init__(self, stream: trio.SocketStream, received: bytes) -> None:
+        super().__init__(stream)
+        self.received = received
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes:
+        if self.received:
+            data, self.received = self.received, b""
+            return data
+        return await self.stream.receive_some(max_bytes)
+
+
+class _Guarded(_HandedStream):
     """What hypercorn reads under `server.http: hypercorn`: not the socket's bytes but the requests the connection's
     own parser read from them (`_Connection._feed`: the fast edge's limits and refusals), written again in a form h11
     reads as llhttp did: the head as parsed (without `Expect`, which is answered here), then the body in the framing
@@ -763,9 +771,8 @@ class _Guarded(trio.abc.HalfCloseableStream):
     handed over (WebSocket, h2c) pass as they are."""
 
     def __init__(self, connection: _Connection) -> None:
+        super().__init__(connection.stream)
         self.connection = connection
-        self.stream = connection.stream
-        self.socket = connection.stream.socket  # hypercorn reads the addresses from it
         self.ready = bytearray()  # written for hypercorn, not yet read by it
         #: Requests passed on, the one being answered first.
         self.passed: deque[_Passed] = deque()
@@ -897,15 +904,6 @@ class _Guarded(trio.abc.HalfCloseableStream):
         handed = self.connection.handed
         if handed is not None:
             await handed.context.terminated.set()
-
-    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
-        await self.stream.send_all(data)
-
-    async def wait_send_all_might_not_block(self) -> None:
-        await self.stream.wait_send_all_might_not_block()
-
-    async def send_eof(self) -> None:
-        await self.stream.send_eof()
 
     async def aclose(self) -> None:
         """Closed as the fast edge closes: what the client still sends is read for a while first, so that the last

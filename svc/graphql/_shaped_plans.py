@@ -11,7 +11,7 @@ converted by the plan's binders: the planner does not run again.
 
 import json
 from collections import OrderedDict
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any, TypeVar, cast
 
 import attrs
@@ -147,37 +147,40 @@ def _numbers(source: int | tuple[int, ...]) -> tuple[int, ...]:
 
 def _skeleton(value: Any, type_: GraphQLInputType, leaves: list[Any]) -> Hashable:
     """The shape of one variable's coerced value, its leaves appended to `leaves` in order."""
-    if value is None:
-        return None
-    if isinstance(type_, GraphQLNonNull):
-        return _skeleton(value, cast(GraphQLInputType, type_.of_type), leaves)
-    if isinstance(type_, GraphQLList):
-        item = cast(GraphQLInputType, type_.of_type)
-        return tuple(_skeleton(v, item, leaves) for v in cast("list[Any]", value))
-    if isinstance(type_, GraphQLInputObjectType):
-        fields = type_.fields
-        members = cast("Mapping[str, Any]", value)
-        return tuple((name, _skeleton(members[name], fields[name].type, leaves)) for name in sorted(members))
-    if _is_leaf(value, type_):
-        leaves.append(value)
-        return type(value)
-    return ("=", value if isinstance(value, Hashable) else json.dumps(value, sort_keys=True, default=repr))
+
+    def leaf(found: Any) -> type:
+        leaves.append(found)
+        return type(found)
+
+    return _walked(value, type_, leaf, shape=True)
 
 
 def _stand_in(value: Any, type_: GraphQLInputType, watch: Watch) -> Any:
     """`value` with its leaves replaced by watched stand-ins, numbered in `_skeleton`'s order."""
+    return _walked(value, type_, watch.stand_in, shape=False)
+
+
+def _walked(value: Any, type_: GraphQLInputType, leaf: Callable[[Any], Any], *, shape: bool) -> Any:
+    """`value` walked by its input type, members in name order, each leaf replaced by `leaf(it)`: with `shape`,
+    as hashable tuples where the other values are kept as `("=", value)`; else as lists and dicts."""
     if value is None:
         return None
     if isinstance(type_, GraphQLNonNull):
-        return _stand_in(value, cast(GraphQLInputType, type_.of_type), watch)
+        return _walked(value, cast(GraphQLInputType, type_.of_type), leaf, shape=shape)
     if isinstance(type_, GraphQLList):
         item = cast(GraphQLInputType, type_.of_type)
-        return [_stand_in(v, item, watch) for v in cast("list[Any]", value)]
+        items = [_walked(v, item, leaf, shape=shape) for v in cast("list[Any]", value)]
+        return tuple(items) if shape else items
     if isinstance(type_, GraphQLInputObjectType):
         fields = type_.fields
-        members = cast("Mapping[str, Any]", value)
-        return {name: _stand_in(members[name], fields[name].type, watch) for name in sorted(members)}
-    return watch.stand_in(value) if _is_leaf(value, type_) else value
+        given = cast("Mapping[str, Any]", value)
+        members = [(name, _walked(given[name], fields[name].type, leaf, shape=shape)) for name in sorted(given)]
+        return tuple(members) if shape else dict(members)
+    if _is_leaf(value, type_):
+        return leaf(value)
+    if not shape:
+        return value
+    return ("=", value if isinstance(value, Hashable) else json.dumps(value, sort_keys=True, default=repr))
 
 
 def _is_leaf(value: Any, type_: GraphQLInputType) -> bool:
