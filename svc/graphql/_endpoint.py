@@ -58,7 +58,7 @@ from ._incremental import incremental_payloads, uses_incremental_delivery, witho
 from ._mutation_planner import MutationPlanner
 from ._persisted import PersistedQueries
 from ._query_planner import FieldError, PlannedQuery, QueryPlanner
-from ._shaped_plans import ShapedPlans
+from ._shaped_plans import ShapedPlans, keep, touch
 
 log = logging.getLogger("svc.graphql")
 
@@ -338,12 +338,10 @@ class GraphqlEndpoint:
         `PLAN_CACHE_SIZE`), else `plan()`, kept."""
         given = request.variables  # decoded JSON (a body or a URL parameter): it dumps again
         key = (text, request.operation_name, json.dumps(given, sort_keys=True) if given else "")
-        if (kept := plans.get(key)) is not None:
-            plans.move_to_end(key)
+        if (kept := touch(plans, key)) is not None:
             return kept
-        planned = plans[key] = plan()
-        if len(plans) > PLAN_CACHE_SIZE:
-            plans.popitem(last=False)
+        planned = plan()
+        keep(plans, key, planned, PLAN_CACHE_SIZE)
         return planned
 
     def _operation(self, request: GraphqlRequest) -> tuple[str, OperationDefinitionNode, DocumentNode]:

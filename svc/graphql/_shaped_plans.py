@@ -84,11 +84,11 @@ class ShapedPlans:
             operation.name.value if operation.name else None,
             tuple(_skeleton(variables.coerced.get(name), type_, leaves) for name, type_ in types),
         )
-        keyed = _touch(self._shapes, shape)
+        keyed = touch(self._shapes, shape)
         if shape in self._shapes and keyed is None:
             return self.planner.plan(operation, fragments, variables)
         if keyed is not None:
-            kept = _touch(self._plans, (shape, tuple(leaves[i] for i in keyed)))
+            kept = touch(self._plans, (shape, tuple(leaves[i] for i in keyed)))
             if kept is not None:
                 try:
                     return kept.bound(leaves)
@@ -99,14 +99,14 @@ class ShapedPlans:
         stand_ins = {name: _stand_in(given[name], type_, watch) for name, type_ in types if name in given}
         planned = self.planner.plan(operation, fragments, variables._replace(coerced={**given, **stand_ins}))
         if _holds_stand_ins(planned.plan, watch):  # its values are its own: planned for each request
-            _keep(self._shapes, shape, None, self.size)
+            keep(self._shapes, shape, None, self.size)
             return self.planner.plan(operation, fragments, variables)
         found_keyed, binders = _parameters(planned.params, watch)
         if keyed is None:
             keyed = found_keyed
-            _keep(self._shapes, shape, keyed if binders else None, self.size)
+            keep(self._shapes, shape, keyed if binders else None, self.size)
         if binders and found_keyed == keyed:
-            _keep(self._plans, (shape, tuple(leaves[i] for i in keyed)), _Kept(planned, binders), self.size)
+            keep(self._plans, (shape, tuple(leaves[i] for i in keyed)), _Kept(planned, binders), self.size)
         return planned
 
     def _types(self, operation: OperationDefinitionNode) -> list[tuple[str, GraphQLInputType]]:
@@ -192,7 +192,7 @@ def _is_leaf(value: Any, type_: GraphQLInputType) -> bool:
     )
 
 
-def _touch(kept: "OrderedDict[K, V]", key: K) -> V | None:
+def touch(kept: "OrderedDict[K, V]", key: K) -> V | None:
     """The value kept under `key`, made the most recently used; None when there is none."""
     value = kept.get(key)
     if value is not None:
@@ -200,7 +200,8 @@ def _touch(kept: "OrderedDict[K, V]", key: K) -> V | None:
     return value
 
 
-def _keep(kept: "OrderedDict[K, V]", key: K, value: V, size: int) -> None:
+def keep(kept: "OrderedDict[K, V]", key: K, value: V, size: int) -> None:
+    """Keep `value` under `key` as the most recently used; past `size`, the least recently used goes."""
     kept[key] = value
     kept.move_to_end(key)
     if len(kept) > size:
