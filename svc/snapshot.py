@@ -16,11 +16,22 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import psycopg
 import trio
 
-from svc.catalog import INTROSPECTION_QUERY, Catalog, read_catalog
+from svc.catalog import (
+    INTROSPECTION_QUERY,
+    REMOTE_KEYS_QUERY,
+    SERVERS_QUERY,
+    Catalog,
+    ForeignServer,
+    read_catalog,
+    remote_servers,
+    remote_tables,
+    with_remote_keys,
+)
 from svc.config import Config
-from svc.db import Executor, Transaction
+from svc.db import Executor, Transaction, fdw_conninfo, remote_rows
 from svc.graphql import (
     GraphqlEndpoint,
     GraphqlSchema,
@@ -154,7 +165,44 @@ async def read_database_catalog(executor: Executor, config: Config) -> Catalog:
         return row[0]
 
     document = await executor.run(introspect, readonly=True, isolation="repeatable read", tags={"svc": "introspection"})
-    return read_catalog(document)
+    catalog = read_catalog(document)
+    if config.extensions.integrations.postgres_fdw == "off" or not remote_servers(catalog):
+        return catalog
+    return await _with_remote_keys(executor, config, catalog)
+
+
+async def _with_remote_keys(executor: Executor, config: Config, catalog: Catalog) -> Catalog:
+    """The catalog with its postgres_fdw foreign tables' keys read from their servers' catalogs, each server once
+    (one that cannot be reached or read is a warning: its tables keep no keys but those in config)."""
+
+    async def servers(tx: Transaction) -> list[ForeignServer]:
+        cursor = await tx.execute(SERVERS_QUERY, {"servers": list(remote_servers(catalog))})
+        return [ForeignServer(name, options, user) for name, options, user in await cursor.fetchall()]
+
+    warnings = []
+    for server in await executor.run(servers, readonly=True, tags={"svc": "introspection"}):
+        if server.user_options is None:
+            warnings.append(
+                f"postgres_fdw server {server.name}: no user mapping for {catalog.current_user} or PUBLIC; the keys"
+                " of its foreign tables are not read (set them in entities.<name>.primary_key)"
+            )
+            continue
+        conninfo = fdw_conninfo(server.options, server.user_options, catalog.current_user, executor.pool.conninfo)
+        try:
+            rows = await remote_rows(
+                conninfo,
+                REMOTE_KEYS_QUERY,
+                remote_tables(catalog, server.name),
+                timeout=config.database.connect_timeout.seconds,
+            )
+        except (psycopg.Error, OSError) as exc:
+            warnings.append(
+                f"postgres_fdw server {server.name}: its catalog could not be read ({str(exc).strip()}); the keys of"
+                " its foreign tables are not read (set them in entities.<name>.primary_key)"
+            )
+            continue
+        catalog = with_remote_keys(catalog, server.name, rows)
+    return attrs.evolve(catalog, warnings=(*catalog.warnings, *warnings))
 
 
 def _configured_roles(config: Config) -> list[str]:
@@ -188,6 +236,8 @@ async def build_snapshot(executor: Executor, config: Config, registry: Registry 
     model, graphql = derive(catalog, config)
     whole = _api(model, graphql, config, persisted)
     warnings = [
+        *catalog.warnings,
+        *unbuilt_integrations(catalog, config),
         *model.warnings,
         *whole.rest.index.warnings,
         *await _pin_check(config, whole),
@@ -213,17 +263,46 @@ async def build_snapshot(executor: Executor, config: Config, registry: Registry 
 
 def active_integrations(catalog: Catalog, model: Model, config: Config) -> tuple[str, ...]:
     """SPEC "Extension integrations": the integrations a snapshot uses, each with what turned it on, for the log.
-    Those the service does not build (timescaledb, pgvectorscale, vectorchord, pgroonga, postgres_fdw: README) are
-    never active."""
+    Those the service does not build (`UNBUILT_INTEGRATIONS`) are never active."""
     switches = config.extensions.integrations
     active = []
     checked = sum(1 for entity in model.entities for field in entity.fields if field.json_schema is not None)
     if checked:  # the model leaves the schemas out while the switch is off
-        active.append(f"pg_jsonschema ({checked} JSON Schema column{'s' if checked != 1 else ''})")
+        active.append(f"pg_jsonschema ({_counted(checked, 'JSON Schema column')})")
     installed = {extension.name for extension in catalog.extensions}
     if "pg_stat_statements" in installed and switches.pg_stat_statements != "off":
         active.append("pg_stat_statements (advise --statements)")
+    keyed = sum(1 for r in catalog.relations if r.remote is not None and (r.primary_key or r.unique_keys))
+    if keyed:  # keys are read from the servers only while the switch is on
+        active.append(f"postgres_fdw (remote keys of {_counted(keyed, 'foreign table')})")
     return tuple(active)
+
+
+#: Integrations the SPEC names that the service does not build (none of them can be installed where it is built):
+#: switch -> (the extension's name, what the integration would do).
+UNBUILT_INTEGRATIONS = {
+    "timescaledb": ("timescaledb", "hypertable estimates and descriptions"),
+    "pgvectorscale": ("vectorscale", "semantic search from its indexes"),
+    "vectorchord": ("vchord", "semantic search from its indexes"),
+    "pgroonga": ("pgroonga", "full-text search from its indexes"),
+}
+
+
+def unbuilt_integrations(catalog: Catalog, config: Config) -> list[str]:
+    """A warning for each installed extension whose integration the service does not build while its switch is
+    `auto`: the switch cannot do what it says there (`off` says nothing is expected of it)."""
+    installed = {extension.name for extension in catalog.extensions}
+    switches = attrs.asdict(config.extensions.integrations)
+    return [
+        f"extensions.integrations.{switch}: {extension} is installed, but this service has no {switch} integration"
+        f" ({does}); its objects are served like any others (set the switch to off to silence this)"
+        for switch, (extension, does) in UNBUILT_INTEGRATIONS.items()
+        if extension in installed and switches[switch] == "auto"
+    ]
+
+
+def _counted(count: int, noun: str) -> str:
+    return f"{count} {noun}{'s' if count != 1 else ''}"
 
 
 def _pruned(model: Model, catalog: Catalog, role: str, config: Config) -> tuple[Model, GraphqlSchema]:

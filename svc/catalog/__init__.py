@@ -21,14 +21,18 @@ from ._facts import (
     Policy,
     Relation,
     RelationKind,
+    RemoteTable,
     TextSearchTrigger,
     TypeKind,
     Volatility,
 )
 from ._read import INTROSPECTION_QUERY, read_catalog
+from ._remote import REMOTE_KEYS_QUERY, SERVERS_QUERY, ForeignServer, remote_servers, remote_tables, with_remote_keys
 
 __all__ = [
     "INTROSPECTION_QUERY",
+    "REMOTE_KEYS_QUERY",
+    "SERVERS_QUERY",
     "Argument",
     "ArgumentMode",
     "Attribute",
@@ -41,6 +45,7 @@ __all__ = [
     "Extension",
     "ForeignKey",
     "ForeignKeyAction",
+    "ForeignServer",
     "Function",
     "Index",
     "TextSearchTrigger",
@@ -50,7 +55,11 @@ __all__ = [
     "Policy",
     "Relation",
     "RelationKind",
+    "RemoteTable",
     "TypeKind",
     "Volatility",
     "read_catalog",
+    "remote_servers",
+    "remote_tables",
+    "with_remote_keys",
 ]

@@ -11,7 +11,8 @@ chosen or generated, and foreign keys declared only on a partitioned table's par
 """
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import cast
 
 import attrs
 
@@ -231,6 +232,22 @@ class Policy:
 
 
 @attrs.frozen
+class RemoteTable:
+    """The table a postgres_fdw foreign table reads and writes on its server: its `schema_name` and `table_name`
+    options (else the foreign table's own names), and each local column's remote name (its `column_name` option)."""
+
+    schema: str
+    name: str
+    columns: Mapping[str, str]
+
+    def local_columns(self, remote: Sequence[str]) -> tuple[str, ...] | None:
+        """The local names of remote columns, or None when one is not a column of the foreign table."""
+        local = {name: column for column, name in self.columns.items()}
+        found = tuple(local.get(name) for name in remote)
+        return None if None in found else cast(tuple[str, ...], found)
+
+
+@attrs.frozen
 class Relation:
     oid: int
     schema: str
@@ -258,6 +275,8 @@ class Relation:
     #: Foreign tables: the foreign server's name and its wrapper (`postgres_fdw`).
     foreign_server: str | None = None
     foreign_data_wrapper: str | None = None
+    #: postgres_fdw foreign tables: the remote table their rows live in (its keys are read from the remote catalog).
+    remote: RemoteTable | None = None
     #: Full-text documents kept by `tsvector_update_trigger` (search reads their configuration and source text).
     text_search_triggers: tuple[TextSearchTrigger, ...] = ()
 
@@ -345,6 +364,8 @@ class Catalog:
     #: pg_trgm's word-similarity threshold and the database's default text-search configuration.
     settings: Mapping[str, str] = attrs.field(factory=dict)
     schema_comments: Mapping[str, str] = attrs.field(factory=dict)
+    #: What could not be read, for the startup log: a postgres_fdw server whose keys could not be had.
+    warnings: tuple[str, ...] = ()
 
     def relation(self, schema: str, name: str) -> Relation | None:
         return next((r for r in self.relations if r.schema == schema and r.name == name), None)

@@ -32,6 +32,7 @@ from ._facts import (
     Policy,
     Relation,
     RelationKind,
+    RemoteTable,
     TextSearchTrigger,
     TypeKind,
     Volatility,
@@ -169,7 +170,12 @@ def _relation(item: Item, context: _Context) -> Relation:
         foreign_server=item["foreign_server"],
         text_search_triggers=tuple(_text_search_trigger(t) for t in item["text_search_triggers"]),
         foreign_data_wrapper=item["foreign_data_wrapper"],
+        remote=_remote(item["remote"]),
     )
+
+
+def _remote(item: Item | None) -> RemoteTable | None:
+    return RemoteTable(item["schema"], item["name"], item["columns"] or {}) if item else None
 
 
 def _privileges(item: Mapping[str, list[str]]) -> Privileges:

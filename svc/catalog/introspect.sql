@@ -384,6 +384,24 @@ policies as (
   group by p.polrelid
 ),
 
+-- postgres_fdw's table and column options: the remote table, and each column's remote name.
+remote_table as (
+  select r.oid, json_build_object(
+      'schema', coalesce((select o.option_value from pg_options_to_table(ft.ftoptions) o
+        where o.option_name = 'schema_name'), r.nspname),
+      'name', coalesce((select o.option_value from pg_options_to_table(ft.ftoptions) o
+        where o.option_name = 'table_name'), r.relname),
+      'columns', (select json_object_agg(a.attname, coalesce((select o.option_value
+          from pg_options_to_table(a.attfdwoptions) o where o.option_name = 'column_name'), a.attname))
+        from pg_attribute a where a.attrelid = r.oid and a.attnum > 0 and not a.attisdropped)
+    ) as remote
+  from rel r
+  join pg_foreign_table ft on ft.ftrelid = r.oid
+  join pg_foreign_server fs on fs.oid = ft.ftserver
+  join pg_foreign_data_wrapper fw on fw.oid = fs.srvfdw
+  where fw.fdwname = 'postgres_fdw'
+),
+
 -- --- relations --------------------------------------------------------------------------------------------------
 
 relations as (
@@ -407,6 +425,7 @@ relations as (
       'updatable', case when r.relkind in ('v', 'm', 'f') then pg_relation_is_updatable(r.oid, true) else 28 end,
       'foreign_server', fs.srvname,
       'foreign_data_wrapper', fw.fdwname,
+      'remote', rm.remote,
       'text_search_triggers', coalesce(ts.triggers, '[]')
     ) order by r.nspname, r.relname) as relations
   from rel r
@@ -420,6 +439,7 @@ relations as (
   left join pg_foreign_server fs on fs.oid = ft.ftserver
   left join pg_foreign_data_wrapper fw on fw.oid = fs.srvfdw
   left join text_search_trigger ts on ts.tgrelid = r.oid
+  left join remote_table rm on rm.oid = r.oid
 ),
 
 -- --- functions --------------------------------------------------------------------------------------------------

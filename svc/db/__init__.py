@@ -9,6 +9,7 @@ from ._errors import RETRYABLE_SQLSTATES, map_database_error
 from ._executor import Executor, Isolation, Session, StatementCounter, Transaction, sql_comment
 from ._pool import TOO_MANY_GROUPS_STATE, ConnectionSettings, Pool, PoolStats, open_pool
 from ._positions import Positions, format_lsn, parse_lsn, track_positions
+from ._remote import fdw_conninfo, remote_rows
 from ._replicas import Replica, ReplicaHealth, Replicas, ReplicaState, open_replicas
 
 __all__ = [
@@ -28,11 +29,13 @@ __all__ = [
     "Session",
     "StatementCounter",
     "Transaction",
+    "fdw_conninfo",
     "format_lsn",
     "map_database_error",
     "open_pool",
     "open_replicas",
     "parse_lsn",
+    "remote_rows",
     "sql_comment",
     "track_positions",
 ]

@@ -96,6 +96,11 @@ class Pool:
         self._pending = 0
         self._nursery: trio.Nursery | None = None
 
+    @property
+    def conninfo(self) -> str:
+        """Where the pool connects (a postgres_fdw server that names no host is read on the same one)."""
+        return self._conninfo
+
     def stats(self) -> PoolStats:
         return PoolStats(self.name, self.size, len(self._idle), self._used, self._pending)
 

@@ -18,6 +18,7 @@ from typing import Any, cast
 import attrs
 import psycopg
 
+from svc.catalog import RelationKind
 from svc.config import ErrorsConfig
 from svc.db import RETRYABLE_SQLSTATES, TOO_MANY_GROUPS_STATE
 from svc.errors import Code, SvcError
@@ -31,6 +32,8 @@ _BAD_INPUT_STATES = frozenset(
     {"2201B", "22P02", "2203A", "2203B", "2203C", "2203D", "2203E", "2203F", "22033", "22034"}
 )
 #: `Key (email)=(a@b.c) already exists.` / `Key (author_id)=(9) is not present in table "people".`
+#: `duplicate key value violates unique constraint "supplier_prices_pkey"`
+_UNIQUE_MESSAGE = re.compile(r'duplicate key value violates unique constraint "(.+)"')
 _KEY_DETAIL = re.compile(r"Key \((?P<columns>.*)\)=\((?P<values>.*)\)")
 
 
@@ -66,7 +69,11 @@ def write_error(
     if not state.startswith("23"):
         return None
     diag = exc.diag
-    entity = _entity(model, diag.schema_name, diag.table_name) or (model.entity(table) if table else None)
+    entity = (
+        _entity(model, diag.schema_name, diag.table_name)
+        or (model.entity(table) if table else None)
+        or _remote_entity(model, rows, diag.context)
+    )
     if entity is None:
         # A domain's CHECK fails reading a value into the column's type, before any table is named.
         return _domain_error(model, rows, diag.message_primary) if state == "23514" else None
@@ -82,12 +89,31 @@ def write_error(
         )
     if state == "23503" and (diag.message_primary or "").startswith("update or delete on table"):
         return _referenced_by(exc, model, rows)
-    code = _code(entity, None, constraint=diag.constraint_name)
+    code = _code(entity, None, constraint=diag.constraint_name or _remote_constraint(state, diag.message_primary))
     if code is None:
         return None
     row = _failing_row(rows, diag.message_detail)
     fields = [render_path(row.path_of(c, entity)) for c in code.columns] if row else list(code.columns)
     return typed_error(code, entity, fields, diag.message_primary or code.code)
+
+
+def _remote_entity(model: Model, rows: Sequence[RowInput], context: str | None) -> Entity | None:
+    """postgres_fdw passes a remote error on naming no table: the foreign table the statement wrote, when it wrote
+    one (its remote command is in the error's context)."""
+    if "remote SQL command:" not in (context or ""):
+        return None
+    written = {model.entity(EntityRef(row.table.schema, row.table.name)) for row in rows}
+    foreign = [entity for entity in written if entity.kind is RelationKind.FOREIGN_TABLE]
+    return foreign[0] if len(foreign) == 1 else None
+
+
+def _remote_constraint(state: str, message: str | None) -> str | None:
+    """The unique key a postgres_fdw foreign table's remote server names, which postgres_fdw passes on in the message
+    only (its error has no constraint field): the key is the remote index's name, as the catalog read it."""
+    if state != "23505":
+        return None
+    match = _UNIQUE_MESSAGE.fullmatch(message or "")
+    return match.group(1) if match else None
 
 
 def application_error(exc: psycopg.Error, errors: ErrorsConfig) -> SvcError | None:

@@ -9,7 +9,17 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 
-from svc.catalog import Catalog, Column, Extension, Index, IndexColumn, Relation, RelationKind, TypeKind
+from svc.catalog import (
+    Catalog,
+    Column,
+    Extension,
+    Index,
+    IndexColumn,
+    Relation,
+    RelationKind,
+    RemoteTable,
+    TypeKind,
+)
 from tests.support.catalog import read_database_catalog
 
 DATABASE_FIXTURES = ["catalog_features.sql", "catalog_extensions.sql"]
@@ -76,6 +86,10 @@ def test_a_foreign_table_names_its_server_and_wrapper(catalog: Catalog):
     # Declared `updatable 'false'`: postgres_fdw refuses writes through it.
     assert (prices.insertable, prices.updatable, prices.deletable) == (False, False, False)
     assert prices.primary_key is None  # the remote key is not in this catalog (SPEC: read from the remote one)
+    # where it is read from: the remote table and each column's name there
+    assert prices.remote == RemoteTable(
+        "app_private", "supplier_prices", {"sku": "sku", "supplier": "supplier", "price": "price"}
+    )
     assert prices.privileges["svc_catalog_shopper"] == frozenset({"SELECT"})
     assert prices.columns[2] == Column(
         "price", 3, "numeric(10,2)", 1700, not_null=False, has_default=False, identity=None, generated=False,

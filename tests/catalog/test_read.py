@@ -110,7 +110,7 @@ DOCUMENT: dict[str, Any] = {
                       "using": "guest_id = 1", "with_check": None}],
         "privileges": OWNER,
         "updatable": 28,
-        "foreign_server": None, "foreign_data_wrapper": None, "text_search_triggers": [],
+        "foreign_server": None, "foreign_data_wrapper": None, "text_search_triggers": [], "remote": None,
     }],
     "types": [
         {"oid": INT4, "schema": "pg_catalog", "name": "int4", "sql_name": "integer", "kind": "b", "category": "N",
