@@ -160,3 +160,15 @@ async def test_a_key_in_config_wins_and_the_integration_can_be_turned_off(tmp_pa
         assert not any(path.startswith("/rest/stock/{") for path in document["paths"])
     assert not any("postgres_fdw server" in r.getMessage() for r in caplog.records)
     assert integrations_logged(caplog) == ["extension integrations active: none"]
+
+
+async def test_foreign_tables_served_to_authenticated_requests_are_advised_at_startup(tmp_path, database_url, caplog):
+    secret = {"AUTH_JWT_SECRET": "a-secret-of-at-least-thirty-two-bytes!"}
+    async with running_service(tmp_path / "authenticated", database_url, SETTINGS, environ=secret):
+        pass
+    advised = sorted(r.getMessage().split(" (")[0] for r in caplog.records if r.getMessage().startswith("advice: "))
+    assert advised == ["advice: app.elsewhere", "advice: app.ledger", "advice: app.stock", "advice: app.unmapped"]
+    caplog.clear()
+    async with running_service(tmp_path / "anonymous", database_url, SETTINGS):
+        pass
+    assert not [r for r in caplog.records if r.getMessage().startswith("advice: ")]
