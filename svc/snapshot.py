@@ -21,14 +21,14 @@ import trio
 
 from svc.catalog import (
     INTROSPECTION_QUERY,
-    REMOTE_KEYS_QUERY,
+    REMOTE_CONSTRAINTS_QUERY,
     SERVERS_QUERY,
     Catalog,
     ForeignServer,
     read_catalog,
     remote_servers,
     remote_tables,
-    with_remote_keys,
+    with_remote_constraints,
 )
 from svc.config import Config
 from svc.db import Executor, Transaction, fdw_conninfo, remote_rows
@@ -168,12 +168,12 @@ async def read_database_catalog(executor: Executor, config: Config) -> Catalog:
     catalog = read_catalog(document)
     if config.extensions.integrations.postgres_fdw == "off" or not remote_servers(catalog):
         return catalog
-    return await _with_remote_keys(executor, config, catalog)
+    return await _with_remote_constraints(executor, config, catalog)
 
 
-async def _with_remote_keys(executor: Executor, config: Config, catalog: Catalog) -> Catalog:
-    """The catalog with its postgres_fdw foreign tables' keys read from their servers' catalogs, each server once
-    (one that cannot be reached or read is a warning: its tables keep no keys but those in config)."""
+async def _with_remote_constraints(executor: Executor, config: Config, catalog: Catalog) -> Catalog:
+    """The catalog with its postgres_fdw foreign tables' keys and checks read from their servers' catalogs, each
+    server once (one that cannot be reached or read is a warning: its tables keep no keys but those in config)."""
 
     async def servers(tx: Transaction) -> list[ForeignServer]:
         cursor = await tx.execute(SERVERS_QUERY, {"servers": list(remote_servers(catalog))})
@@ -191,7 +191,7 @@ async def _with_remote_keys(executor: Executor, config: Config, catalog: Catalog
         try:
             rows = await remote_rows(
                 conninfo,
-                REMOTE_KEYS_QUERY,
+                REMOTE_CONSTRAINTS_QUERY,
                 remote_tables(catalog, server.name),
                 timeout=config.database.connect_timeout.seconds,
             )
@@ -201,7 +201,7 @@ async def _with_remote_keys(executor: Executor, config: Config, catalog: Catalog
                 " its foreign tables are not read (set them in entities.<name>.primary_key)"
             )
             continue
-        catalog = with_remote_keys(catalog, server.name, rows)
+        catalog = with_remote_constraints(catalog, server.name, rows)
     return attrs.evolve(catalog, warnings=(*catalog.warnings, *warnings))
 
 

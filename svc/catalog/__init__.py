@@ -27,11 +27,18 @@ from ._facts import (
     Volatility,
 )
 from ._read import INTROSPECTION_QUERY, read_catalog
-from ._remote import REMOTE_KEYS_QUERY, SERVERS_QUERY, ForeignServer, remote_servers, remote_tables, with_remote_keys
+from ._remote import (
+    REMOTE_CONSTRAINTS_QUERY,
+    SERVERS_QUERY,
+    ForeignServer,
+    remote_servers,
+    remote_tables,
+    with_remote_constraints,
+)
 
 __all__ = [
     "INTROSPECTION_QUERY",
-    "REMOTE_KEYS_QUERY",
+    "REMOTE_CONSTRAINTS_QUERY",
     "SERVERS_QUERY",
     "Argument",
     "ArgumentMode",
@@ -61,5 +68,5 @@ __all__ = [
     "read_catalog",
     "remote_servers",
     "remote_tables",
-    "with_remote_keys",
+    "with_remote_constraints",
 ]

@@ -1,6 +1,7 @@
 """Database failures that are the service's to name: unreachable, timed out, not permitted.
 
-SPEC "Errors": lost or unreachable connections are `DATABASE_UNAVAILABLE` (503, retryable); a statement over the
+SPEC "Errors": lost or unreachable connections are `DATABASE_UNAVAILABLE` (503, retryable), a foreign table's server
+the database could not reach `SOURCE_UNAVAILABLE` (503); a statement over the
 timeout is `STATEMENT_TIMEOUT` (503, without the database message); a missing privilege or a row-security refusal
 is `PERMISSION_DENIED` (403, shown in every mode); a statement naming what the database no longer has (a column,
 table, function or type renamed or dropped since the snapshot was read, or a prepared statement whose result type
@@ -17,6 +18,8 @@ from svc.errors import Code, SvcError
 RETRYABLE_SQLSTATES = frozenset({"40001", "40P01"})
 #: Server going away or refusing connections (operator intervention, too many connections).
 _UNAVAILABLE_SQLSTATES = frozenset({"57P01", "57P02", "57P03", "57P04", "53300"})
+#: Could not connect, connection lost: when the database sends them, about the server of a foreign table.
+_REMOTE_UNREACHABLE_SQLSTATES = frozenset({"08001", "08006"})
 #: Undefined column, table, function, object (a type) and schema.
 _DRIFT_SQLSTATES = frozenset({"42703", "42P01", "42883", "42704", "3F000"})
 
@@ -33,6 +36,11 @@ def map_database_error(exc: psycopg.Error) -> SvcError | None:
         )
     if state == "42501":
         return SvcError(Code.PERMISSION_DENIED, exc.diag.message_primary or "permission denied")
+    if state in _REMOTE_UNREACHABLE_SQLSTATES and exc.pgresult is not None:
+        # The database itself answered: what it could not reach is a foreign table's server (postgres_fdw).
+        return SvcError(
+            Code.SOURCE_UNAVAILABLE, "a foreign table's server could not be reached; the request can be retried"
+        )
     if (
         state in _UNAVAILABLE_SQLSTATES
         or (state or "").startswith("08")
@@ -47,5 +55,7 @@ def _schema_changed(exc: psycopg.Error) -> bool:
     if exc.diag.context:  # raised while running a function's or trigger's body
         return False
     if state in _DRIFT_SQLSTATES:
-        return True
+        # A foreign table's server without a user mapping for the role is the operator's to set up (the startup
+        # warned of it), not a schema that changed.
+        return not (exc.diag.message_primary or "").startswith("user mapping not found")
     return state == "0A000" and "cached plan must not change result type" in (exc.diag.message_primary or "")

@@ -32,8 +32,12 @@ _BAD_INPUT_STATES = frozenset(
     {"2201B", "22P02", "2203A", "2203B", "2203C", "2203D", "2203E", "2203F", "22033", "22034"}
 )
 #: `Key (email)=(a@b.c) already exists.` / `Key (author_id)=(9) is not present in table "people".`
-#: `duplicate key value violates unique constraint "supplier_prices_pkey"`
-_UNIQUE_MESSAGE = re.compile(r'duplicate key value violates unique constraint "(.+)"')
+#: What a remote violation's message names: `duplicate key value violates unique constraint "stock_levels_pkey"`,
+#: `new row for relation "stock_levels" violates check constraint "stock_levels_quantity_check"`.
+_REMOTE_MESSAGES = {
+    "23505": re.compile(r'^duplicate key value violates unique constraint "(.+)"$'),
+    "23514": re.compile(r'^new row for relation ".+" violates check constraint "(.+)"$'),
+}
 _KEY_DETAIL = re.compile(r"Key \((?P<columns>.*)\)=\((?P<values>.*)\)")
 
 
@@ -108,11 +112,10 @@ def _remote_entity(model: Model, rows: Sequence[RowInput], context: str | None) 
 
 
 def _remote_constraint(state: str, message: str | None) -> str | None:
-    """The unique key a postgres_fdw foreign table's remote server names, which postgres_fdw passes on in the message
-    only (its error has no constraint field): the key is the remote index's name, as the catalog read it."""
-    if state != "23505":
-        return None
-    match = _UNIQUE_MESSAGE.fullmatch(message or "")
+    """The unique key or check a postgres_fdw foreign table's remote server names, which postgres_fdw passes on in
+    the message only (its error has no constraint field), as the catalog read it from the remote."""
+    pattern = _REMOTE_MESSAGES.get(state)
+    match = pattern.search(message or "") if pattern else None
     return match.group(1) if match else None
 
 

@@ -64,7 +64,7 @@ class ResourcePaths:
         collection = {
             "get": self._list() if listed else None,
             "post": self._create() if Operation.CREATE in self.ops else None,
-            "put": self._bulk_upsert() if self._upserts() and self.entity.upsertable else None,
+            "put": self._bulk_upsert() if self._upserts() else None,
             "patch": self._bulk_write("update") if Operation.UPDATE in self.ops and self.keyed else None,
             "delete": self._bulk_write("delete") if Operation.DELETE in self.ops and self.keyed else None,
         }
@@ -80,7 +80,8 @@ class ResourcePaths:
         return found
 
     def _upserts(self) -> bool:
-        return Operation.CREATE in self.ops and Operation.UPDATE in self.ops and self.keyed
+        """PUT on the collection and the key routes: foreign tables offer no upserts."""
+        return Operation.CREATE in self.ops and Operation.UPDATE in self.ops and self.keyed and self.entity.upsertable
 
     def _operation(
         self, name: str, summary: str, responses: dict[str, Schema], errors: tuple[str, ...] = (), **kwargs: Any

@@ -6,15 +6,13 @@ primary-key or unique violation is typed like a local one; keys in config win; `
 warning. The remote is a second database on the same server (tests/fixtures/fdw_remote.sql)."""
 
 import logging
-import socket
 from collections.abc import Iterator
 
 import pytest
 from openapi_spec_validator import validate
-from psycopg import sql
-from psycopg.conninfo import conninfo_to_dict
 
-from tests.support.postgres import execute, fetch, fresh_database
+from tests.support.fdw import make_foreign_tables
+from tests.support.postgres import fetch, fresh_database
 from tests.support.service import running_service
 
 DATABASE_FIXTURES = ["fdw_local.sql"]
@@ -27,44 +25,9 @@ def remote_url(pg_server: str) -> Iterator[str]:
         yield url
 
 
-def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _server(database_url: str, name: str, options: dict[str, str], *, mapped: bool = True) -> None:
-    listed = sql.SQL(", ").join(sql.SQL("{} {}").format(sql.Identifier(k), sql.Literal(v)) for k, v in options.items())
-    execute(
-        database_url,
-        sql.SQL("create server {} foreign data wrapper postgres_fdw options ({})")
-        .format(sql.Identifier(name), listed)
-        .as_string(None),
-    )
-    if mapped:
-        execute(database_url, f"create user mapping for current_user server {name}")
-
-
 @pytest.fixture(scope="module", autouse=True)
 def foreign_tables(database_url: str, remote_url: str) -> None:
-    remote = conninfo_to_dict(remote_url)
-    _server(database_url, "warehouse", {k: str(remote[k]) for k in ("host", "port", "dbname") if k in remote})
-    execute(
-        database_url,
-        """
-        create foreign table app.stock (
-          sku text not null,
-          location text options (column_name 'bin') not null,
-          quantity integer not null
-        ) server warehouse options (schema_name 'warehouse', table_name 'stock_levels');
-        create foreign table app.ledger (note text not null)
-          server warehouse options (schema_name 'warehouse', table_name 'ledger');
-        """,
-    )
-    _server(database_url, "closed", {"host": "127.0.0.1", "port": str(_closed_port()), "dbname": "nowhere"})
-    execute(database_url, "create foreign table app.elsewhere (id integer not null) server closed")
-    _server(database_url, "unmapped", {"dbname": "nowhere"}, mapped=False)
-    execute(database_url, "create foreign table app.unmapped (id integer not null) server unmapped")
+    make_foreign_tables(database_url, remote_url)
 
 
 @pytest.fixture
@@ -125,6 +88,23 @@ async def test_a_remote_key_violation_is_typed_like_a_local_one(service, remote_
     assert stock(remote_url) == before
 
 
+async def test_a_remote_check_violation_is_typed_like_a_local_one(service, remote_url):
+    before = stock(remote_url)
+    refused = await service.client.patch("/rest/stock/BT-1", json={"quantity": -1})
+    assert refused.status_code == 422, refused.text
+    problem = refused.json()
+    assert (problem["code"], problem["codeType"], problem["fields"]) == (
+        "QUANTITY_INVALID", "StockErrorCode", ["input.quantity"],
+    )  # fmt: skip
+    assert stock(remote_url) == before
+    document = (await service.client.get("/openapi.json")).json()
+    # no upserts through a foreign table: PUT is neither served nor documented
+    assert "put" not in document["paths"]["/rest/stock/{sku}"] and "put" not in document["paths"]["/rest/stock"]
+    assert (
+        await service.client.put("/rest/stock/BT-1", json={"sku": "BT-1", "location": "A1", "quantity": 1})
+    ).status_code == 405
+
+
 async def test_a_table_without_a_remote_key_and_unreadable_servers_get_no_key(service, caplog):
     listed = await service.client.get("/rest/ledger")
     assert (listed.status_code, listed.json()) == (200, [{"note": "opened"}])
@@ -135,7 +115,14 @@ async def test_a_table_without_a_remote_key_and_unreadable_servers_get_no_key(se
         if path.startswith(("/rest/ledger/{", "/rest/elsewhere/{", "/rest/unmapped/{"))
     ]
     assert keyed == []
+    # reading them: the database cannot reach the server, or the role has no user mapping (masked, not a schema
+    # change that would reload the snapshot)
+    unreachable = await service.client.get("/rest/elsewhere")
+    assert (unreachable.status_code, unreachable.json()["code"]) == (503, "SOURCE_UNAVAILABLE"), unreachable.text
+    unmapped = await service.client.get("/rest/unmapped")
+    assert (unmapped.status_code, unmapped.json()["code"]) == (500, "INTERNAL_SERVER_ERROR"), unmapped.text
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert not [w for w in warnings if "schema reload" in w]
     assert any(w.startswith("postgres_fdw server closed: its catalog could not be read (") for w in warnings), warnings
     assert any(w.startswith("postgres_fdw server unmapped: no user mapping for ") for w in warnings), warnings
 
