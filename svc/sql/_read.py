@@ -237,11 +237,24 @@ class _Compiler:
         assert format is not RowsFormat.JSON and read.kind is ReadKind.MANY
         row, rows = sql.Identifier(self._alias()), sql.Identifier(self._alias())
         inner = self.inner(read, None)
-        joins, obj = self.row(read.shape, row, read)
-        line = sql.SQL("{}.j::text").format(rows) if format is RowsFormat.NDJSON else _csv_record(rows)
-        return sql.SQL("select {line} from (select {obj} as j from ({inner}) {row}{joins}{order}) {rows}").format(
-            line=line, obj=obj, inner=inner, row=row, joins=joins, order=self._order_values(read, row, reverse=False),
-            rows=rows,
+        joins, pairs = self.row_pairs(read.shape, row, read)
+        if format is RowsFormat.NDJSON:
+            line, selected = sql.SQL("{}.j::text").format(rows), sql.SQL("{} as j").format(json_object(pairs))
+        else:
+            # Each cell's text computed once, below the record (`offset 0` keeps the planner from folding the
+            # subquery into it, which would compute a cell once per mention in `_csv_field`).
+            cells = [sql.Identifier(f"c{position}") for position in range(len(pairs))]
+            line = sql.SQL("concat_ws(',', {})").format(
+                sql.SQL(", ").join(_csv_field(sql.SQL("{}.{}").format(rows, cell)) for cell in cells)
+            )
+            selected = sql.SQL(", ").join(
+                sql.SQL("{} as {}").format(_json_text(value), cell)
+                for (_, value), cell in zip(pairs, cells, strict=True)
+            )
+        statement = "select {line} from (select {selected} from ({inner}) {row}{joins}{order} offset 0) {rows}"
+        return sql.SQL(statement).format(
+            line=line, selected=selected, inner=inner, row=row, joins=joins,
+            order=self._order_values(read, row, reverse=False), rows=rows,
         )  # fmt: skip
 
     def inner(self, read: Read, parent: sql.Identifier | None) -> sql.Composable:
@@ -414,6 +427,13 @@ class _Compiler:
 
     def row(self, shape: Shape, row: sql.Identifier, read: Read | None = None) -> tuple[sql.Composable, sql.Composable]:
         """(lateral joins, the JSON object) of an inner row of `read`."""
+        joins, pairs = self.row_pairs(shape, row, read)
+        return joins, json_object(pairs)
+
+    def row_pairs(
+        self, shape: Shape, row: sql.Identifier, read: Read | None = None
+    ) -> tuple[sql.Composable, list[tuple[str, sql.Composable]]]:
+        """(lateral joins, each output's key and value as the row's JSON object takes it) of an inner row."""
         joins: list[sql.Composable] = []
         pairs: list[tuple[str, sql.Composable]] = []
         for output in shape.outputs:
@@ -434,7 +454,7 @@ class _Compiler:
                 joins.append(sql.SQL(" left join lateral (select {} as j) {} on true").format(value, lateral))
                 value = sql.SQL("{}.j").format(lateral)
             pairs.append((output.key, value))
-        return sql.SQL("").join(joins), json_object(pairs)
+        return sql.SQL("").join(joins), pairs
 
     def _output(self, output: Output, row: sql.Identifier) -> sql.Composable:
         if isinstance(output, ColumnOutput):
@@ -798,18 +818,30 @@ class _PageWriter:
 
 
 def _csv_record(rows: sql.Identifier) -> sql.Composable:
-    """One CSV record of a row's JSON object, its values in key order: strings as they are, other values as their
-    JSON text, null as an empty field; a field holding a quote, comma, line break, edge spaces or nothing is quoted
-    (so an empty string differs from null)."""
-    text = sql.SQL("(case json_typeof(f.value) when 'string' then f.value #>> '{}' else f.value::text end)")
-    quoted = sql.SQL(
-        "(case when json_typeof(f.value) = 'null' then ''"
+    """One CSV record of a row's JSON object, its values in key order (`_json_text`, `_csv_field`); each value's
+    text is computed once, in the subquery, for the several mentions of it in its field."""
+    return sql.SQL(
+        "(select string_agg({}, ',' order by f.n)"
+        " from (select f.value #>> '{{}}' as t, f.n from json_each({}.j) with ordinality f(key, value, n) offset 0) f)"
+    ).format(_csv_field(sql.SQL("f.t")), rows)
+
+
+def _json_text(value: sql.Composable) -> sql.Composable:
+    """A value, as the row's JSON object takes it, as CSV writes it: a string's text, other values' JSON text, SQL
+    null for null (as `_csv_record` reads them from the object)."""
+    if value == sql.SQL("null"):
+        return sql.SQL("null::text")
+    return sql.SQL("(to_json({}) #>> '{{}}')").format(value)
+
+
+def _csv_field(text: sql.Composable) -> sql.Composable:
+    """One CSV field of a cell's text: null is an empty field; a text holding a quote, comma, line break, edge spaces
+    or nothing is quoted (so an empty string differs from null)."""
+    return sql.SQL(
+        "(case when {t} is null then ''"
         " when {t} = '' or {t} ~ '[\",\\r\\n]|^\\s|\\s$' then '\"' || replace({t}, '\"', '\"\"') || '\"'"
         " else {t} end)"
     ).format(t=text)
-    return sql.SQL(
-        "(select string_agg({}, ',' order by f.n) from json_each({}.j) with ordinality f(key, value, n))"
-    ).format(quoted, rows)
 
 
 #: Connection members read from the page's rows (the others: counts, aggregates, constants, need none).
