@@ -2,15 +2,13 @@
 tests/rest/test_schemathesis.py against the `svc` command on loopback, finds no 5xx and no undocumented answer on
 each shape's fixture, served alone: JSON Schema columns, and postgres_fdw foreign tables over a second database."""
 
-import os
 from collections.abc import Callable
 from contextlib import ExitStack
 
 import pytest
-import trio
 import yaml
 
-from tests.rest.test_schemathesis import CHECKS, SCHEMATHESIS
+from tests.rest.test_schemathesis import assert_schemathesis_passes
 from tests.support.fdw import make_foreign_tables
 from tests.support.postgres import fresh_database
 from tests.support.process import SVC, service_process
@@ -41,15 +39,4 @@ async def test_generated_requests_find_no_server_error_and_no_undocumented_answe
             prepare(stack, pg_server, database_url)
         async with service_process([SVC], cwd=tmp_path, env={"DATABASE_URL": database_url}) as service:
             assert service.url is not None, service.log
-            command = [
-                SCHEMATHESIS, "run", f"{service.url}/openapi.json", "--checks", CHECKS, "--max-examples", "6",
-                "--seed", "1", "--workers", "2", "--phases", "examples,fuzzing", "--no-color",
-            ]  # fmt: skip
-            with trio.fail_after(600):
-                result = await trio.run_process(
-                    command, capture_stdout=True, capture_stderr=True, check=False, cwd=tmp_path,
-                    env={**os.environ, "SCHEMATHESIS_TELEMETRY": "false"},
-                )  # fmt: skip
-    report = result.stdout.decode(errors="replace")
-    assert result.returncode == 0, report[-8000:] + result.stderr.decode(errors="replace")[-2000:]
-    assert " passed" in report and "Operations:" in report
+            await assert_schemathesis_passes(service.url, tmp_path)
