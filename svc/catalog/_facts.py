@@ -117,6 +117,9 @@ class Key:
     predicate: str | None = None
     expressions: tuple[str, ...] = ()
     nulls_not_distinct: bool = False
+    #: PostgreSQL 18's `PRIMARY KEY/UNIQUE (..., valid_at WITHOUT OVERLAPS)`: the last column is a period (a range
+    #: or multirange) and the other columns identify one row per instant, not one row.
+    without_overlaps: bool = False
 
     @property
     def is_plain(self) -> bool:
@@ -145,6 +148,9 @@ class ForeignKey:
     #: database reports a violation under one of these).
     partition_constraints: tuple[str, ...] = ()
     comment: str | None = None
+    #: PostgreSQL 18's `FOREIGN KEY (..., PERIOD valid_at) REFERENCES t (..., PERIOD valid_at)`: the last columns are
+    #: periods, and the row's period lies within the union of the referenced rows' periods.
+    period: bool = False
 
 
 @attrs.frozen

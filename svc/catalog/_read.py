@@ -239,6 +239,7 @@ def _key(item: Item) -> Key:
         predicate=item["predicate"],
         expressions=tuple(c["expression"] for c in item["columns"] if c["expression"] is not None),
         nulls_not_distinct=item["nulls_not_distinct"],
+        without_overlaps=item.get("without_overlaps", False),
     )
 
 
@@ -281,6 +282,7 @@ def _foreign_key(item: Item) -> ForeignKey:
         on_delete=ForeignKeyAction(item["on_delete"]),
         on_update=ForeignKeyAction(item["on_update"]),
         comment=item["comment"],
+        period=item.get("period", False),
     )
 
 

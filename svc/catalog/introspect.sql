@@ -263,6 +263,8 @@ indexes as (
       'constraint', con.conname,
       'constraint_type', con.contype,
       'nulls_not_distinct', coalesce((to_jsonb(i) ->> 'indnullsnotdistinct')::boolean, false),  -- PostgreSQL 15+
+      -- PostgreSQL 18+: a key WITHOUT OVERLAPS (its last column a period); read through to_jsonb so 15 runs this too.
+      'without_overlaps', coalesce((to_jsonb(con) ->> 'conperiod')::boolean, false),
       'columns', k.columns,
       'predicate', pg_get_expr(i.indpred, i.indrelid, true),
       'expression_columns', coalesce(x.expression_columns, '[]'),
@@ -342,6 +344,8 @@ constraint_facts as (
         'target_columns', cc.target_columns,
         'on_delete', con.confdeltype,
         'on_update', con.confupdtype,
+        -- PostgreSQL 18+: a period foreign key (`FOREIGN KEY (x, PERIOD valid_at) REFERENCES ...`).
+        'period', coalesce((to_jsonb(con) ->> 'conperiod')::boolean, false),
         'comment', (select d.description from pg_description d
           where d.objoid = con.oid and d.classoid = 'pg_constraint'::regclass and d.objsubid = 0))
       else json_build_object(

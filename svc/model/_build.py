@@ -27,6 +27,7 @@ from ._entities import (
     Model,
     Operation,
     RootNames,
+    TemporalKey,
     TypeNames,
     ValueKind,
 )
@@ -166,6 +167,7 @@ class _Builder:
                     upsertable=relation.kind is not RelationKind.FOREIGN_TABLE,
                     events=self._events(relation, config),
                     search=entity_search(relation, self.catalog, entity_fields, primary_key),
+                    temporal=self._temporal_key(relation, entity_fields, relations.fields[ref], computed),
                 )
             )
         model = Model(
@@ -337,6 +339,29 @@ class _Builder:
             return configured
         return relation.primary_key.columns if relation.primary_key else None
 
+    def _temporal_key(
+        self,
+        relation: Relation,
+        fields: tuple[Field, ...],
+        relations: tuple[RelationField, ...],
+        computed: tuple[ComputedField, ...],
+    ) -> TemporalKey | None:
+        """The primary key (else a unique key) declared `WITHOUT OVERLAPS`, when its columns are exposed and its
+        period's element type is known; `history` unless a field already has that name."""
+        keys = [relation.primary_key, *relation.unique_keys]
+        key = next((k for k in keys if k is not None and k.without_overlaps), None)
+        exposed = {field.column for field in fields}
+        if key is None or not set(key.columns) <= exposed:
+            return None
+        *columns, period = key.columns
+        column = relation.column(period)
+        assert column is not None
+        instant = _instant_type(self.catalog, column.type_oid)
+        if instant is None:
+            return None
+        taken = {f.name for f in fields} | {r.name for r in relations} | {c.name for c in computed}
+        return TemporalKey(tuple(columns), period, instant, None if "history" in taken else "history")
+
     def _lookups(
         self,
         relation: Relation,
@@ -469,3 +494,16 @@ def _path_hierarchies(fields: tuple[Field, ...]) -> tuple[Hierarchy, ...]:
         for f in fields
         if f.type.kind is ValueKind.SCALAR and f.type.sql_name == "ltree"
     )
+
+
+def _instant_type(catalog: Catalog, type_oid: int) -> str | None:
+    """An instant of a period column's type (a range or multirange, or a domain over one): the range's element."""
+    pg = catalog.types.get(type_oid)
+    while pg is not None and pg.kind is TypeKind.DOMAIN and pg.base_oid is not None:
+        pg = catalog.types.get(pg.base_oid)
+    if pg is not None and pg.kind is TypeKind.MULTIRANGE and pg.multirange_range_oid is not None:
+        pg = catalog.types.get(pg.multirange_range_oid)
+    if pg is None or pg.kind is not TypeKind.RANGE or pg.range_subtype_oid is None:
+        return None
+    element = catalog.types.get(pg.range_subtype_oid)
+    return element.sql_name if element is not None else None

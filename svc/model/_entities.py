@@ -171,6 +171,24 @@ class Relation:
     #: must be able to write the columns the relation's writes set (`prune_model`).
     insertable: bool = True
     updatable: bool = True
+    #: A period foreign key (PostgreSQL 18 `FOREIGN KEY (x, PERIOD valid_at) REFERENCES t (id, PERIOD valid_at)`):
+    #: (this entity's period column, the target's); `pairs` leave them out. Across it, a to-one relation reaches
+    #: the target's version valid at one instant (SPEC "List query parameters": `asOf`).
+    period: tuple[str, str] | None = None
+
+
+@attrs.frozen
+class TemporalKey:
+    """PostgreSQL 18's temporal key (`PRIMARY KEY (id, valid_at WITHOUT OVERLAPS)`): `columns` name a thing, and
+    the versions of one thing have periods (`period`, a range or multirange column) that do not overlap. A read
+    `asOf` an instant keeps the versions whose period contains it (`instant_type`: the period's element type, what
+    the instant is cast to). `history` names the field listing a row's versions in order (None when the name is
+    taken by a column, relation or computed field)."""
+
+    columns: tuple[str, ...]
+    period: str
+    instant_type: str
+    history: str | None = "history"
 
 
 @attrs.frozen
@@ -549,6 +567,8 @@ class Entity:
     events: EntityEvents | None = None
     #: Search methods from the table's indexes (SPEC "Search fields").
     search: EntitySearch = EntitySearch()
+    #: PostgreSQL 18's temporal key, when the table has one (SPEC "List query parameters": `asOf`).
+    temporal: TemporalKey | None = None
 
     @property
     def ref(self) -> EntityRef:

@@ -133,8 +133,9 @@ def _join(prefix: str, name: str) -> str:
 def _to_one(side: Side, target: Side, fk: ForeignKey, fields: Fields, claim: Claim) -> None:
     config = side.config.foreign_keys.get(fk.name, ForeignKeyConfig())
     hints = read_hints(fk.comment)
-    fallback = f"{lower_first(target.type_name)}By{''.join(pascal(c) for c in fk.columns)}"
-    preferred = config.field_name or hints.name or _column_name(fk) or fallback
+    columns = _named_columns(fk)
+    fallback = f"{lower_first(target.type_name)}By{''.join(pascal(c) for c in columns)}"
+    preferred = config.field_name or hints.name or _column_name(columns) or fallback
     name = claim(side.ref, preferred, fallback, "to-one relation")
     if name is None:
         return
@@ -144,7 +145,7 @@ def _to_one(side: Side, target: Side, fk: ForeignKey, fields: Fields, claim: Cla
             name=name,
             kind=Cardinality.TO_ONE,
             target=target.ref,
-            pairs=tuple(zip(fk.columns, fk.target_columns, strict=True)),
+            pairs=_pairs(fk.columns, fk.target_columns, fk),
             foreign_key=fk.name,
             holds_key=True,
             nullable=nullable,
@@ -152,15 +153,29 @@ def _to_one(side: Side, target: Side, fk: ForeignKey, fields: Fields, claim: Cla
             description=hints.description,
             deprecation=hints.deprecation,
             batch=config.batch,
+            period=(fk.columns[-1], fk.target_columns[-1]) if fk.period else None,
         )
     )
 
 
-def _column_name(fk: ForeignKey) -> str | None:
+def _pairs(near: tuple[str, ...], far: tuple[str, ...], fk: ForeignKey) -> tuple[tuple[str, str], ...]:
+    """The columns a relation matches (near, far); a period foreign key's periods are matched by containment of an
+    instant instead (`Relation.period`), so they are left out."""
+    pairs = tuple(zip(near, far, strict=True))
+    return pairs[:-1] if fk.period else pairs
+
+
+def _named_columns(fk: ForeignKey) -> tuple[str, ...]:
+    """The columns a relation is named after: a period foreign key's without its period (`room_id`, not
+    `room_id, valid_at`)."""
+    return fk.columns[:-1] if fk.period else fk.columns
+
+
+def _column_name(columns: tuple[str, ...]) -> str | None:
     """`author_id` -> `author`: a single key column named after what it refers to."""
-    if len(fk.columns) != 1:
+    if len(columns) != 1:
         return None
-    column = fk.columns[0]
+    column = columns[0]
     for suffix in _KEY_SUFFIXES:
         if column.endswith(suffix) and len(column) > len(suffix):
             return camel(column[: -len(suffix)])
@@ -174,9 +189,11 @@ def _reverse(
     config = side.config.foreign_keys.get(fk.name, ForeignKeyConfig())
     if config.omit_reverse:
         return
-    unique = set(fk.columns) in [set(columns) for columns in side.key_columns()]
+    # Across a period foreign key, a child is one per parent when its columns other than the period are a key.
+    columns = _named_columns(fk)
+    unique = set(columns) in [set(key) for key in side.key_columns()]
     base = lower_first(side.type_name if unique else side.plural_name)
-    by_columns = f"{base}By{''.join(pascal(c) for c in fk.columns)}"
+    by_columns = f"{base}By{''.join(pascal(c) for c in columns)}"
     same_target = [k for k in siblings if (k.target_schema, k.target_name) == (fk.target_schema, fk.target_name)]
     ambiguous = len(same_target) > 1 or side.ref == target.ref
     preferred = config.reverse_field_name or (by_columns if ambiguous else base)
@@ -188,9 +205,10 @@ def _reverse(
             name=name,
             kind=Cardinality.TO_ONE if unique else Cardinality.TO_MANY,
             target=side.ref,
-            pairs=tuple(zip(fk.target_columns, fk.columns, strict=True)),
+            pairs=_pairs(fk.target_columns, fk.columns, fk),
             foreign_key=fk.name,
             on_delete=fk.on_delete,
+            period=(fk.target_columns[-1], fk.columns[-1]) if fk.period else None,
         )
     )
 
