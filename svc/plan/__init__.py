@@ -137,6 +137,7 @@ from ._search import (
     global_sources,
     search_key,
 )
+from ._temporal import NOW, bind_instant, history_link, history_order, instant, one_version, temporal_key, valid_at
 from ._values import (
     MAX_JSON_DEPTH,
     Binder,
@@ -171,6 +172,14 @@ from ._write_plan import (
 )
 
 __all__ = [
+    "NOW",
+    "bind_instant",
+    "history_link",
+    "history_order",
+    "instant",
+    "one_version",
+    "temporal_key",
+    "valid_at",
     "AGGREGATES",
     "BOUND_NAMES",
     "HIGHLIGHT_MEMBERS",

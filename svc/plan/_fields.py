@@ -40,6 +40,7 @@ class FieldKind(enum.Enum):
     COMPUTED = "computed"
     ANCESTORS = "ancestors"
     DESCENDANTS = "descendants"
+    HISTORY = "history"  # the versions of a temporal row
 
 
 @attrs.frozen
@@ -104,6 +105,8 @@ def entity_fields(entity: Entity) -> dict[str, FieldMeaning]:
         fields[hierarchy.descendants] = FieldMeaning(FieldKind.DESCENDANTS, hierarchy=hierarchy)
     for computed in entity.computed:
         fields[computed.name] = FieldMeaning(FieldKind.COMPUTED, computed=computed)
+    if entity.temporal is not None and entity.temporal.history is not None:
+        fields[entity.temporal.history] = FieldMeaning(FieldKind.HISTORY)
     return fields
 
 
@@ -118,13 +121,14 @@ def order_values(entity: Entity, model: Model) -> dict[str, OrderValue]:
         if field.orderable:
             _add(values, upper_snake(field.name), field.nullable, OrderKind.FIELD, field=field)
     for relation in entity.relations:
-        if relation.kind is Cardinality.TO_ONE:
+        if relation.kind is Cardinality.TO_ONE and relation.period is None:
+            # (Across a period foreign key the row reached depends on an instant: not an order of the rows.)
             target = model.entity(relation.target)
             for field in target.fields:
                 if field.orderable:
                     prefix = f"{upper_snake(relation.name)}_{upper_snake(field.name)}"
                     _add(values, prefix, True, OrderKind.RELATED_FIELD, field=field, relation=relation)
-        else:
+        elif relation.kind is not Cardinality.TO_ONE:
             _add(values, f"{upper_snake(relation.name)}_COUNT", False, OrderKind.RELATED_COUNT, relation=relation)
     for computed in entity.computed:
         if orderable_computed(computed):

@@ -88,6 +88,8 @@ class RowKey:
 
     lookup: KeyLookup
     by: bool  # addressed by another unique key (`?by=`)
+    #: A temporal table's row named by its key without the period: the version valid at `asOf` (else now).
+    versions: bool = False
 
     @property
     def missing(self) -> SvcError:
@@ -119,6 +121,7 @@ class Include:
     depth: int | None = None
     inner: bool = False
     anti: bool = False
+    as_of: str | None = None  # `asOf[<path>]`: the instant a temporal relation is read at
 
 
 @attrs.frozen
@@ -145,6 +148,7 @@ class Listing:
     before: str | None = None
     cursors: bool = False
     windows: ListWindows | None = None
+    as_of: str | None = None  # `asOf`: the instant a temporal table is read at
 
 
 @attrs.frozen

@@ -115,6 +115,8 @@ class ResourcePaths:
             names.append("path")
         if any(computed.arguments for computed in self.entity.computed):
             names.append("args")
+        if self.entity.temporal is not None:
+            names.append("asOf")
         return self._operation(
             f"list{self.types}",
             f"List `{self.type}` rows",
@@ -354,6 +356,11 @@ class ResourcePaths:
             return field.rest_name, path_parameter(field.rest_name, text, self.schemas.value(field.type))
         columns = ",".join(f.rest_name for f in fields if f is not None)
         text = f"The primary key's values, comma-separated in key order (`{columns}`); a comma in a value is `%2C`."
+        temporal = self.entity.temporal
+        if temporal is not None:
+            text += (
+                " A GET may leave out the period's value: the row is then the version valid at `asOf` (default now)."
+            )
         return "key", path_parameter("key", text, {"type": "string"})
 
     def _written(self, description: str) -> dict[str, Schema]:
@@ -386,7 +393,9 @@ class ResourcePaths:
             ("404",),
             description="The row with this key (or, with `by`, with these values of another unique key); `fields`,"
             " `include` and the embedding controls shape it.",
-            parameters=self.shared.parameters(["fields", "include", "by", "IfNoneMatch"]),
+            parameters=self.shared.parameters(
+                ["fields", "include", "by", *(["asOf"] if self.entity.temporal is not None else []), "IfNoneMatch"]
+            ),
         )
 
     def _upsert(self) -> Schema:

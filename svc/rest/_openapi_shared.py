@@ -93,6 +93,14 @@ def _parameters(config: Config) -> dict[str, Schema]:
         "running": _query(
             "running", "Comma-separated numeric columns: `_window.runningSum.<column>` up to each row.", _STRING
         ),
+        "asOf": _query(
+            "asOf",
+            "An instant (ISO 8601 timestamp or date): a table with a temporal key is read as of it, keeping the"
+            " versions whose period contains it (without it, a list has every version). `asOf[<relation>]` reads"
+            " an included temporal relation at its own instant; else included relations are read at the instant of"
+            " the rows they hang from, and a to-one relation across a period foreign key at now.",
+            {"type": "string"},
+        ),
         "inner": _query("inner", "Comma-separated included relations a row must have a row in.", _STRING),
         "anti": _query("anti", "Comma-separated included relations a row must have no row in.", _STRING),
         "path": _query(

@@ -96,7 +96,7 @@ class RequestParser:
             return attrs.evolve(base, action=Action.GLOBAL_SEARCH, search=search)
         if kind is Kind.ROW and method == "GET":
             parameters = Parameters.parse(request.query_string)
-            key = self._key(target, parameters)
+            key = self._key(target, parameters, versions=True)
             listing = self.listings.from_query(base.entity, parameters, rows=False)
             parameters.finish()
             conditions = headers.preconditions(None, request.header("if-none-match"))
@@ -152,10 +152,12 @@ class RequestParser:
             raise SvcError(Code.NOT_FOUND, f"{target.column!r} is not a binary column of {target.entity.table}")
         return field
 
-    def _key(self, target: Target, parameters: Parameters) -> RowKey:
+    def _key(self, target: Target, parameters: Parameters, *, versions: bool = False) -> RowKey:
         """The row a row path names: its primary key (composite: values comma-separated; a global ID for a single
         column), or `?by=<unique key columns>` with the values in that order. A key that cannot be a key of the
-        table names no row: 404, as the write of a missing row answers (`KeyLookup.missing`)."""
+        table names no row: 404, as the write of a missing row answers (`KeyLookup.missing`). Where a read names
+        `versions` of a row, a temporal table's key without its period names the version valid at `asOf` (else
+        now)."""
         entity = target.entity
         assert entity is not None
         raw = target.key or ""
@@ -168,6 +170,17 @@ class RequestParser:
             columns = list(entity.primary_key)
         else:
             columns = self._unique_key(entity, by)
+        temporal = entity.temporal
+        at_instant = (
+            versions
+            and by is None
+            and temporal is not None
+            and tuple(columns) == (*temporal.columns, temporal.period)
+            and len(values) == len(temporal.columns)
+        )
+        if at_instant:
+            assert temporal is not None
+            columns = list(temporal.columns)
         if len(values) != len(columns):
             if len(columns) == 1:
                 values = [unquote(raw)]
@@ -183,7 +196,7 @@ class RequestParser:
                 pairs.append((column, key_value(self.model, entity, field, value, [field.rest_name])))
             except SvcError as error:
                 raise missing from error
-        return RowKey(KeyLookup(tuple(pairs), (), missing=missing), by=by is not None)
+        return RowKey(KeyLookup(tuple(pairs), (), missing=missing), by=by is not None, versions=at_instant)
 
     def _unique_key(self, entity: Entity, by: str) -> list[str]:
         named = [entity.rest_field(name.strip()) for name in by.split(",")]

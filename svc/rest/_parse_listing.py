@@ -26,9 +26,11 @@ from svc.plan import (
     KeyForm,
     KeyType,
     group_values,
+    instant,
     key_type,
     member_fields,
     parse_json,
+    temporal_key,
 )
 
 from ._api_request import Include, Listing, ListWindows, Selection
@@ -61,12 +63,13 @@ class Listings:
     def from_query(self, entity: Entity, parameters: Parameters, *, rows: bool = True) -> Listing:
         """A list's parameters (`rows`), or a single row's (only members of the row: fields, include and the
         embedding controls)."""
+        as_of = _as_of(entity, parameters.take_value("asOf"), "asOf")
         selection = self.selection_from_query(entity, parameters)
         if not rows:
             for name in _WINDOW_PARAMETERS:
                 if parameters.peek(name) is not None:
                     raise bad(f"{name}: window values are given to the rows of a list", name)
-            return Listing(selection)
+            return Listing(selection, as_of=as_of)
         filter_ = parameters.take("filter")
         return Listing(
             selection,
@@ -79,6 +82,7 @@ class Listings:
             before=parameters.take_value("before"),
             cursors=switch(parameters.take_value("cursors"), "cursors"),
             windows=_windows(entity, parameters),
+            as_of=as_of,
         )
 
     def from_body(self, entity: Entity, body: Any) -> Listing:
@@ -113,8 +117,11 @@ class Listings:
     def selection_from_query(self, entity: Entity, parameters: Parameters) -> Selection:
         """`fields`, `include` and the embedding controls, `args[...]`, `path[...]`, `inner`, `anti`."""
         include = _split(parameters.take_value("include"))
-        _refuse_unserved(entity, parameters)
-        controls = {name: parameters.take_members(name) for name in ("fields", "order", "first", "offset", "depth")}
+        if parameters.take_value("asOf") is not None:
+            raise bad("asOf applies to reads: a write answers with its rows as they are now", "asOf")
+        controls = {
+            name: parameters.take_members(name) for name in ("fields", "order", "first", "offset", "depth", "asOf")
+        }
         filters = self._embedded_filters(entity, parameters, set(include))
         tree = self._include_tree(entity, include)
         inner = _split(parameters.take_value("inner"))
@@ -169,6 +176,9 @@ class Listings:
             embedded_filter = self.filter(target, given_filter)
         order = _split(taken.value("order", path))
         first, offset, depth = taken.value("first", path), taken.value("offset", path), taken.value("depth", path)
+        as_of = taken.value("asOf", path)
+        if as_of is not None and (child.hierarchy or child.history):
+            raise bad(f"asOf[{path}]: only relations are read as of an instant", f"asOf[{path}]")
         if order and not (child.to_many or child.hierarchy):
             raise bad(f"only to-many relations and hierarchies take order ({path})", f"order[{path}]")
         for control, given in (("first", first), ("offset", offset)):
@@ -187,6 +197,7 @@ class Listings:
             depth=_count(depth, f"depth[{path}]"),
             inner=path in taken.inner,
             anti=path in taken.anti,
+            as_of=_as_of(target, as_of, f"asOf[{path}]"),
         )
 
     def _embedded_filters(self, entity: Entity, parameters: Parameters, include: set[str]) -> dict[str, Parameter]:
@@ -380,6 +391,7 @@ class _Node:
     entity: Entity
     to_many: bool = False
     hierarchy: bool = False
+    history: bool = False  # the versions of a temporal row
     children: dict[str, "_Node"] = attrs.field(factory=dict)
     paths: set[str] = attrs.field(factory=set)
 
@@ -387,7 +399,7 @@ class _Node:
         if name in self.children:
             return self.children[name]
         meaning = listings.index.fields(self.entity).get(name)
-        kinds = (FieldKind.RELATION, FieldKind.ANCESTORS, FieldKind.DESCENDANTS, FieldKind.COMPUTED)
+        kinds = (FieldKind.RELATION, FieldKind.ANCESTORS, FieldKind.DESCENDANTS, FieldKind.COMPUTED, FieldKind.HISTORY)
         if meaning is None or meaning.kind not in kinds:
             raise bad(f"{self.entity.type_name} has no relation {name!r} to include ({path})", "include")
         if meaning.relation is not None:
@@ -395,6 +407,8 @@ class _Node:
             node = _Node(target, to_many=meaning.relation.kind is not Cardinality.TO_ONE)
         elif meaning.hierarchy is not None:
             node = _Node(self.entity, hierarchy=True)
+        elif meaning.kind is FieldKind.HISTORY:
+            node = _Node(self.entity, history=True)
         else:
             computed = meaning.computed
             assert computed is not None
@@ -410,12 +424,12 @@ class _Node:
         return node
 
 
-def _refuse_unserved(entity: Entity, parameters: Parameters) -> None:
-    """`asOf` (no entity has a temporal key yet): 400 with a message saying so, not as an unknown parameter."""
-    if parameters.take_value("asOf") is not None:
-        raise bad(f"{entity.table} has no temporal key: asOf cannot be used", "asOf")
-    for path in parameters.take_members("asOf"):
-        raise bad(f"asOf[{path}]: no included relation here has a temporal key", f"asOf[{path}]")
+def _as_of(entity: Entity, value: str | None, name: str) -> str | None:
+    """`asOf` or `asOf[<path>]`: an ISO 8601 instant, for a table with a temporal key (else 400 naming `name`)."""
+    if value is None:
+        return None
+    temporal_key(entity, [name])
+    return instant(value, [name])
 
 
 def _windows(entity: Entity, parameters: Parameters) -> ListWindows | None:

@@ -61,7 +61,8 @@ class RestPlanner:
         """The row a row path names, with `selection`'s members, and its version."""
         assert api.key is not None
         run = ReadRun(self.model, self.index, self.limits)
-        roots = run.row(api.entity, api.key.lookup, selection)
+        as_of = api.listing.as_of if api.action is Action.READ_ROW else None
+        roots = run.row(api.entity, api.key.lookup, selection, as_of=as_of, versions=api.key.versions)
         return PlannedRead(ReadPlan(roots), run.params, tuple(root.key for root in roots))
 
     def row_as_shown(self, api: ApiRequest) -> PlannedRead:

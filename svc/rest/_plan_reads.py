@@ -15,6 +15,7 @@ from svc.config import LimitsConfig, SearchConfig
 from svc.errors import Code, SvcError
 from svc.model import Cardinality, ComputedField, Entity, Model, ReturnKind, RootFunction, SearchMethod
 from svc.plan import (
+    NOW,
     Aggregate,
     AggregateFunction,
     AggregateMember,
@@ -68,10 +69,15 @@ from svc.plan import (
     WindowFunction,
     WindowOutput,
     bad_input,
+    bind_instant,
+    history_link,
+    history_order,
     link_of,
+    one_version,
     row_version,
     search_key,
     table,
+    valid_at,
     value_map,
 )
 
@@ -128,6 +134,8 @@ class ReadRun:
         page, size = self._pages.connection_page(page_arguments, order, ())
         conditions = [self.filter(entity, listing.filter, "filter")]
         conditions += self._inner_and_anti(entity, listing.selection)
+        if listing.as_of is not None:
+            conditions.append(self._valid_at(entity, listing.as_of))
         outputs = [
             PageOutput(ROWS, PageMember.NODES, format=format),
             PageOutput(ROW_COUNT, PageMember.NODE_COUNT),
@@ -137,7 +145,7 @@ class ReadRun:
             PageOutput(END, PageMember.END_CURSOR),
             *self._counts(count),
         ]
-        shape = self.shape(entity, listing.selection, cursors=listing.cursors)
+        shape = self.shape(entity, listing.selection, cursors=listing.cursors, as_of=listing.as_of)
         if listing.windows is not None:
             shape = Shape((*shape.outputs, self._windows(listing.windows, order.given)))
         read = Read(
@@ -324,10 +332,22 @@ class ReadRun:
 
     # --- one row -----------------------------------------------------------------------------------------------
 
-    def row(self, entity: Entity, lookup: KeyLookup, selection: Selection) -> tuple[RootField, ...]:
-        """One row by a unique key, and its version (for `ETag`)."""
+    def row(
+        self,
+        entity: Entity,
+        lookup: KeyLookup,
+        selection: Selection,
+        *,
+        as_of: str | None = None,
+        versions: bool = False,
+    ) -> tuple[RootField, ...]:
+        """One row by a unique key, and its version (for `ETag`). A temporal table's row is the version valid at
+        `as_of` when given, or now when the key leaves out the period (`versions`)."""
         key = self.key_filter(entity, lookup)
-        roots = [RootField(ROW, Read(table(entity), self.shape(entity, selection), ReadKind.ONE, filter=key))]
+        if as_of is not None or versions:
+            key = And((key, self._valid_at(entity, as_of or NOW)))
+        shape = self.shape(entity, selection, as_of=as_of)
+        roots = [RootField(ROW, Read(table(entity), shape, ReadKind.ONE, filter=key))]
         if entity.primary_key is not None:
             version = Read(table(entity), Shape((row_version("v", entity),)), ReadKind.ONE, filter=key)
             roots.append(RootField(VERSION, version))
@@ -340,6 +360,11 @@ class ReadRun:
             sql_type = field.type.sql_type if field is not None else "text"
             items.append(Compare(ColumnRef(column), Operator.EQ, self.params.add(value, sql_type)))
         return And(tuple(items)) if len(items) != 1 else items[0]
+
+    def _valid_at(self, entity: Entity, at: str) -> Filter:
+        """The versions of a temporal table's rows valid at the instant `at` (the parse stage checked both)."""
+        assert entity.temporal is not None
+        return valid_at(entity.temporal, bind_instant(self.params, entity.temporal, at))
 
     # --- functions ---------------------------------------------------------------------------------------------
 
@@ -377,9 +402,12 @@ class ReadRun:
 
     # --- row shapes ----------------------------------------------------------------------------------------------
 
-    def shape(self, entity: Entity, selection: Selection, *, cursors: bool = False, path: str = "") -> Shape:
+    def shape(
+        self, entity: Entity, selection: Selection, *, cursors: bool = False, path: str = "", as_of: str | None = None
+    ) -> Shape:
         """The JSON object of each row (SPEC "Naming" -> REST rows); `path` is the include path of the rows
-        (`author`, `books.author`; empty for the rows read)."""
+        (`author`, `books.author`; empty for the rows read); `as_of` the instant the rows were read at, which their
+        included temporal relations are read at too unless they have their own (`asOf[<path>]`)."""
         meanings = self.index.fields(entity)
         names: Sequence[str] = selection.fields or _default_fields(entity)
         outputs: list[Output] = []
@@ -413,7 +441,7 @@ class ReadRun:
         if cursors:
             outputs.append(CursorOutput("_cursor"))
         for name, include in selection.includes.items():
-            outputs.append(NestedOutput(name, self._included(entity, name, include)))
+            outputs.append(NestedOutput(name, self._included(entity, name, include, include.as_of or as_of)))
         return Shape(tuple(outputs))
 
     def _call(self, computed: ComputedField, given: Mapping[str, Any], name: str) -> FunctionCall:
@@ -430,31 +458,39 @@ class ReadRun:
         arguments = self._computed.call(computed.arguments, given, [f"args[{name}]"], computed.from_columns)
         return FunctionCall(computed.schema, computed.function, arguments, row_argument=not computed.from_columns)
 
-    def _included(self, entity: Entity, name: str, include: Include) -> Read:
-        """An included relation, hierarchy or computed set of rows."""
+    def _included(self, entity: Entity, name: str, include: Include, as_of: str | None) -> Read:
+        """An included relation, hierarchy, history or computed set of rows; `as_of` the instant in effect (the
+        include's own `asOf[<path>]`, else its parent's): temporal rows are the versions valid then, and a to-one
+        relation across a period foreign key reaches the version valid then, or now."""
         meaning = self.index.fields(entity)[name]
         if meaning.relation is not None:
             relation = meaning.relation
             target = self.model.entity(relation.target)
             link = link_of(relation, self.model)
             if relation.kind is Cardinality.TO_ONE:
-                shape = self.shape(target, include.selection, path=include.path)
-                return Read(table(target), shape, ReadKind.ONE, link=link)
-            return self._many(target, include, link=link)
+                shape = self.shape(target, include.selection, path=include.path, as_of=as_of)
+                version = self._valid_at(target, as_of or NOW) if one_version(relation, target) else None
+                return Read(table(target), shape, ReadKind.ONE, link=link, filter=version)
+            return self._many(target, include, link=link, as_of=as_of)
+        if meaning.kind is FieldKind.HISTORY:
+            assert entity.temporal is not None
+            shape = self.shape(entity, include.selection, path=include.path, as_of=as_of)
+            link = history_link(entity.temporal)
+            return Read(table(entity), shape, ReadKind.MANY, link=link, order=history_order(entity.temporal))
         if meaning.hierarchy is not None:
             filter_ = self.filter(entity, include.filter, f"filter[{include.path}]")
             order = self._pages.order(entity, include.order, default_key=False)
             depth = self.params.add(include.depth, "integer") if include.depth is not None else None
             walk = meaning.walk(entity, depth)
-            shape = self.shape(entity, include.selection, path=include.path)
+            shape = self.shape(entity, include.selection, path=include.path, as_of=as_of)
             return Read(table(entity), shape, ReadKind.MANY, filter=filter_, order=order.items, hierarchy=walk)
         computed = meaning.computed
         assert computed is not None and computed.returns.entity is not None
         target = self.model.entity(computed.returns.entity)
         call = FunctionCall(computed.schema, computed.function, row_argument=True)
         if computed.returns.kind is ReturnKind.ROW:
-            return Read(call, self.shape(target, include.selection, path=include.path), ReadKind.ONE)
-        return self._many(target, include, source=call)
+            return Read(call, self.shape(target, include.selection, path=include.path, as_of=as_of), ReadKind.ONE)
+        return self._many(target, include, source=call, as_of=as_of)
 
     def _many(
         self,
@@ -463,9 +499,11 @@ class ReadRun:
         *,
         link: Link | JunctionLink | None = None,
         source: FunctionCall | None = None,
+        as_of: str | None = None,
     ) -> Read:
         """Included to-many rows: filtered, ordered and paged by the embedding controls; without them, at most
-        `page_size.max` rows; with any of them, `page_size.default` rows unless `first` says otherwise."""
+        `page_size.max` rows; with any of them, `page_size.default` rows unless `first` says otherwise. Rows of a
+        temporal table are the versions valid at `as_of` when there is one."""
         controlled = include.filter is not None or include.order or include.first is not None or include.offset
         first = include.first
         if first is None and controlled:
@@ -473,8 +511,10 @@ class ReadRun:
         # The controls are whole numbers already (the parse stage's): no error of the page names a parameter.
         page, _ = self._pages.list_page({"first": first, "offset": include.offset}, ())
         filter_ = self.filter(target, include.filter, f"filter[{include.path}]")
+        if as_of is not None and target.temporal is not None:
+            filter_ = _all([filter_, self._valid_at(target, as_of)])
         order = self._pages.order(target, include.order, default_key=False)
-        shape = self.shape(target, include.selection, path=include.path)
+        shape = self.shape(target, include.selection, path=include.path, as_of=as_of)
         return Read(
             source or table(target),
             shape,

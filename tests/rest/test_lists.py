@@ -315,7 +315,12 @@ async def test_a_bad_json_path_is_400(rest):
         ),
         ({"running": "title"}, "running", "running sums are of numeric columns; 'title' is none of Book's"),
         ({"asOf": "2024-01-01T00:00:00Z"}, "asOf", "books has no temporal key: asOf cannot be used"),
-        ({"asOf[author]": "2024-01-01"}, "asOf[author]", "asOf[author]: no included relation here has a temporal key"),
+        (
+            {"include": "author", "asOf[author]": "2024-01-01"},
+            "asOf[author]",
+            "authors has no temporal key: asOf cannot be used",
+        ),
+        ({"asOf[author]": "2024-01-01"}, "asOf[author]", "asOf[author] names nothing included"),
     ],
 )
 async def test_window_values_and_as_of_are_400_with_a_clear_message(rest, params, field, detail):

