@@ -36,6 +36,7 @@ class RootKind(enum.Enum):
 
     NODE = "node"  # any row by its global ID
     LOOKUP = "lookup"  # an entity's row by a whole unique key
+    AS_OF = "as_of"  # a temporal entity's row by its key without the period, the version valid at an instant
     LIST = "list"  # an entity's rows as a list
     CONNECTION = "connection"  # an entity's rows as a cursor connection
     FUNCTION = "function"  # a STABLE or IMMUTABLE function's result
@@ -171,6 +172,8 @@ def query_roots(model: Model) -> dict[str, RootMeaning]:
         if Operation.READ in entity.operations:
             for lookup in entity.lookups:
                 roots[lookup.name] = RootMeaning(RootKind.LOOKUP, entity, lookup)
+            if entity.as_of_lookup is not None:
+                roots[entity.as_of_lookup] = RootMeaning(RootKind.AS_OF, entity)
         if Operation.LIST in entity.operations:
             roots[entity.roots.list] = RootMeaning(RootKind.LIST, entity)
         if Operation.CONNECTION in entity.operations:

@@ -6,8 +6,9 @@ Page sizes are checked while planning (`plan.Arguments`); the depth and cost of 
 stage (SPEC "Limits"), before any SQL.
 """
 
+import contextlib
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -35,9 +36,11 @@ from svc.model import (
     ReturnKind,
     Returns,
     RootFunction,
+    TemporalKey,
     ValueType,
 )
 from svc.plan import (
+    NOW,
     Aggregate,
     AggregateFunction,
     AggregateMember,
@@ -73,6 +76,7 @@ from svc.plan import (
     Page,
     PageMember,
     PageOutput,
+    Param,
     Params,
     Read,
     ReadKind,
@@ -89,10 +93,15 @@ from svc.plan import (
     coerce,
     decode_global_id,
     group_values,
+    history_link,
+    history_order,
+    instant,
     key_value,
     link_of,
+    one_version,
     row_version,
     table,
+    valid_at,
     value_map,
 )
 
@@ -223,6 +232,8 @@ class PlanRun:
         self.params = Params()
         self.arguments = Arguments(planner.model, planner.index, planner.limits, self.params)
         self.aggregates = AggregatePlanner(self.arguments)
+        #: The `asOf` in effect where fields are being planned (the nearest enclosing one given), and its path.
+        self._as_of: tuple[Any, Sequence[str | int]] | None = None
 
     # --- roots -------------------------------------------------------------------------------------------------
 
@@ -248,6 +259,14 @@ class PlanRun:
             assert meaning.lookup is not None
             key_filter = self._key_filter(entity, meaning.lookup.columns, arguments, place.path)
             return RootField(key, self.read(entity, nodes, ReadKind.ONE, place, filter_=key_filter))
+        if meaning.kind is RootKind.AS_OF:
+            assert entity.temporal is not None
+            key_filter = self._key_filter(entity, entity.temporal.columns, arguments, place.path)
+            given = self._given_as_of(arguments, place)
+            version = valid_at(entity.temporal, self._instant(entity.temporal, given))
+            with self._reading_as_of(given):
+                read = self.read(entity, nodes, ReadKind.ONE, place, filter_=And((*key_filter.items, version)))
+            return RootField(key, read)
         kind = ReadKind.MANY if meaning.kind is RootKind.LIST else ReadKind.PAGE
         return RootField(key, self._list(entity, nodes, arguments, kind, place), nullable=False)
 
@@ -267,6 +286,27 @@ class PlanRun:
                 )
             )
         return And(tuple(items))
+
+    def _given_as_of(self, arguments: Mapping[str, Any], place: Place) -> tuple[Any, Sequence[str | int]] | None:
+        """A field's own `asOf` (with its path), else the one in effect around it."""
+        given = arguments.get("asOf")
+        return (given, (*place.path, "asOf")) if given is not None else self._as_of
+
+    def _instant(self, key: TemporalKey, given: tuple[Any, Sequence[str | int]] | None) -> Param:
+        """The instant a temporal read is at: the `asOf` given (checked as an ISO 8601 timestamp), else now."""
+        if given is None:
+            return self.params.add(NOW, key.instant_type)
+        value, path = given
+        return self.params.bind(value, functools.partial(instant, path=path), key.instant_type)
+
+    @contextlib.contextmanager
+    def _reading_as_of(self, given: tuple[Any, Sequence[str | int]] | None) -> Iterator[None]:
+        """Plan the fields inside with `given` as the `asOf` in effect: their temporal relations are read then."""
+        outer, self._as_of = self._as_of, given
+        try:
+            yield
+        finally:
+            self._as_of = outer
 
     def _node(self, key: str, nodes: list[FieldNode], arguments: Mapping[str, Any]) -> RootField:
         """SPEC "Global object identification": decoded in memory; malformed, unknown or missing is null."""
@@ -309,9 +349,14 @@ class PlanRun:
         link: Link | JunctionLink | None = None,
         source: FunctionCall | None = None,
     ) -> Read:
-        """A list (MANY) or a connection (PAGE) of an entity's rows, with the list arguments applied."""
+        """A list (MANY) or a connection (PAGE) of an entity's rows, with the list arguments applied; a temporal
+        entity's rows are the versions valid at the `asOf` given (or in effect around a nested list), if any."""
         path = place.path
         filter_ = self.conditions(entity, arguments, path)
+        given = self._given_as_of(arguments, place)
+        if entity.temporal is not None and given is not None:
+            version = valid_at(entity.temporal, self._instant(entity.temporal, given))
+            filter_ = And((filter_, version)) if filter_ is not None else version
         # Connections (cursors) and root lists order by the key without an orderBy; a nested list keeps the
         # database's order then (no sort per parent row), as a function's rows keep the function's.
         by_key = source is None and (kind is ReadKind.PAGE or link is None)
@@ -320,7 +365,10 @@ class PlanRun:
             page, _ = self.arguments.connection_page(arguments, order, path)
         else:
             page, _ = self.arguments.list_page(arguments, path)
-        return self.read(entity, nodes, kind, place, filter_=filter_, order=order, page=page, link=link, source=source)
+        with self._reading_as_of(given):
+            return self.read(
+                entity, nodes, kind, place, filter_=filter_, order=order, page=page, link=link, source=source
+            )
 
     def conditions(self, entity: Entity, arguments: Mapping[str, Any], path: Sequence[str | int]) -> Filter | None:
         """What `condition` and `filter` arguments select (both must hold; None: every row)."""
@@ -621,12 +669,24 @@ class PlanRun:
         kind = meaning.kind
         if kind in (FieldKind.ANCESTORS, FieldKind.DESCENDANTS):
             return NestedOutput(key, self._hierarchy(entity, meaning, nodes, arguments, place))
+        if kind is FieldKind.HISTORY:
+            assert entity.temporal is not None
+            read = self.read(entity, nodes, ReadKind.MANY, place, link=history_link(entity.temporal))
+            return NestedOutput(key, attrs.evolve(read, order=history_order(entity.temporal)))
         if meaning.relation is not None:
             relation = meaning.relation
             target = self.model.entity(relation.target)
             link = link_of(relation, self.model)
             if relation.kind is Cardinality.TO_ONE:
-                return NestedOutput(key, self.read(target, nodes, ReadKind.ONE, place, link=link))
+                if not one_version(relation, target):
+                    return NestedOutput(key, self.read(target, nodes, ReadKind.ONE, place, link=link))
+                # Across a period foreign key: the target's version valid at the `asOf` in effect, else now.
+                assert target.temporal is not None
+                given = self._given_as_of(arguments, place)
+                version = valid_at(target.temporal, self._instant(target.temporal, given))
+                with self._reading_as_of(given):
+                    read = self.read(target, nodes, ReadKind.ONE, place, link=link, filter_=version)
+                return NestedOutput(key, read)
             cardinality = ReadKind.PAGE if kind is FieldKind.RELATION_CONNECTION else ReadKind.MANY
             return NestedOutput(key, self._list(target, nodes, arguments, cardinality, place, link=link))
         computed = meaning.computed

@@ -56,6 +56,7 @@ from svc.plan import (
     member_type_name,
     numeric_fields,
     offered_members,
+    one_version,
     order_values,
     range_operators,
     scalar_operators,
@@ -87,6 +88,8 @@ _SCALAR_DESCRIPTIONS = {
 }
 _BUILT_IN_SCALARS = frozenset({Scalar.INT, Scalar.FLOAT, Scalar.BOOLEAN, Scalar.STRING})
 _LIST_ARGS = "first: Int, offset: Int, orderBy: [{order_by}!], condition: {condition}, filter: {filter}"
+#: Lists and connections of a temporal type: only the versions valid at an instant (SPEC "List query parameters").
+_AS_OF = ", asOf: Datetime"
 _CONNECTION_ARGS = (
     "first: Int, after: Cursor, last: Int, before: Cursor, offset: Int, condition: {condition}, filter: {filter},"
     " orderBy: [{order_by}!]"
@@ -426,23 +429,32 @@ class _Writer:
         elif kind is FieldKind.COMPUTED:
             assert meaning.computed is not None
             self._computed_field(name, meaning.computed)
+        elif kind is FieldKind.HISTORY:
+            out.describe("Every version of this row (the rows sharing its key but the period), in time order.", "  ")
+            out.add(f"  {name}: [{names.type}!]!")
 
     def _relation_field(self, name: str, relation: Relation, *, connection: bool) -> None:
         """A to-one relation's row, a to-many or many-to-many relation's list, or that list as a connection."""
-        names = self.entities[relation.target].names
+        target = self.entities[relation.target]
+        names = target.names
         deprecated = _deprecated(relation)
+        as_of = _AS_OF if target.temporal is not None else ""
         if connection:
             self.out.describe(f"`{relation.name}` as a cursor connection.", "  ")
             args = _CONNECTION_ARGS.format(order_by=names.order_by, condition=names.condition, filter=names.filter)
-            self.out.add(f"  {name}({args}): {names.connection}!{deprecated}")
+            self.out.add(f"  {name}({args}{as_of}): {names.connection}!{deprecated}")
             return
         self.out.describe(relation.description, "  ")
         if relation.kind is Cardinality.TO_ONE:
             nullable = relation.nullable or not relation.holds_key
+            if one_version(relation, target):
+                # The version valid at `asOf` (else the parent's, else now): there may be none then.
+                self.out.add(f"  {name}(asOf: Datetime): {names.type}{deprecated}")
+                return
             self.out.add(f"  {name}: {names.type}{'' if nullable else '!'}{deprecated}")
             return
         args = _LIST_ARGS.format(order_by=names.order_by, condition=names.condition, filter=names.filter)
-        self.out.add(f"  {name}({args}): [{names.type}!]!{deprecated}")
+        self.out.add(f"  {name}({args}{as_of}): [{names.type}!]!{deprecated}")
 
     def _computed_field(self, name: str, computed: ComputedField) -> None:
         args = ", ".join(f"{a.name}: {_input(a.type)}{'!' if a.required else ''}" for a in computed.arguments)
@@ -829,13 +841,20 @@ class _Writer:
             assert lookup is not None
             args = ", ".join(self._key_argument(entity, column) for column in lookup.columns)
             self.out.add(f"  {name}({args}): {names.type}{deprecated}")
+        elif kind is RootKind.AS_OF:
+            assert entity.temporal is not None
+            args = ", ".join(self._key_argument(entity, column) for column in entity.temporal.columns)
+            self.out.describe(f"The version of a `{names.type}` valid at `asOf` (default: now).", "  ")
+            self.out.add(f"  {name}({args}, asOf: Datetime): {names.type}{deprecated}")
         elif kind is RootKind.LIST:
             args = _LIST_ARGS.format(order_by=names.order_by, condition=names.condition, filter=names.filter)
+            as_of = _AS_OF if entity.temporal is not None else ""
             self.out.describe(f"`{names.type}` rows (at most `limits.page_size.max`).", "  ")
-            self.out.add(f"  {name}({args}): [{names.type}!]!{deprecated}")
+            self.out.add(f"  {name}({args}{as_of}): [{names.type}!]!{deprecated}")
         else:
             args = _CONNECTION_ARGS.format(order_by=names.order_by, condition=names.condition, filter=names.filter)
-            self.out.add(f"  {name}({args}): {names.connection}!{deprecated}")
+            as_of = _AS_OF if entity.temporal is not None else ""
+            self.out.add(f"  {name}({args}{as_of}): {names.connection}!{deprecated}")
 
     def _search_root(self, name: str, entity: Entity, method: SearchMethod) -> None:
         names = entity.names

@@ -596,6 +596,8 @@ class Entity:
     def query_fields(self) -> tuple[str, ...]:
         """The Query root fields this entity offers (per its operations)."""
         names = [lookup.name for lookup in self.lookups] if Operation.READ in self.operations else []
+        if Operation.READ in self.operations and self.as_of_lookup is not None:
+            names.append(self.as_of_lookup)
         if Operation.LIST in self.operations:
             names.append(self.roots.list)
         if Operation.CONNECTION in self.operations:
@@ -603,6 +605,13 @@ class Entity:
         if Operation.LIST in self.operations:
             names += [self.search_root(method) for method in self.search.methods]
         return tuple(names)
+
+    @property
+    def as_of_lookup(self) -> str | None:
+        """`<single>AsOf`: a temporal table's row by its key without the period, the version valid at an instant
+        (None without a temporal key or a primary key lookup)."""
+        primary = next((lookup for lookup in self.lookups if lookup.primary), None)
+        return f"{primary.name}AsOf" if self.temporal is not None and primary is not None else None
 
     def search_root(self, method: SearchMethod) -> str:
         """`<plural>FuzzySearch`... (lower-camel plural, as the list field is by default)."""
