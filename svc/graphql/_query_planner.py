@@ -671,7 +671,8 @@ class PlanRun:
             return NestedOutput(key, self._hierarchy(entity, meaning, nodes, arguments, place))
         if kind is FieldKind.HISTORY:
             assert entity.temporal is not None
-            read = self.read(entity, nodes, ReadKind.MANY, place, link=history_link(entity.temporal))
+            page, _ = self.arguments.list_page({}, place.path)  # at most `page_size.max` versions, as a list
+            read = self.read(entity, nodes, ReadKind.MANY, place, link=history_link(entity.temporal), page=page)
             return NestedOutput(key, attrs.evolve(read, order=history_order(entity.temporal)))
         if meaning.relation is not None:
             relation = meaning.relation

@@ -476,7 +476,9 @@ class ReadRun:
             assert entity.temporal is not None
             shape = self.shape(entity, include.selection, path=include.path, as_of=as_of)
             link = history_link(entity.temporal)
-            return Read(table(entity), shape, ReadKind.MANY, link=link, order=history_order(entity.temporal))
+            page, _ = self._pages.list_page({}, ())  # at most `page_size.max` versions, as an included list
+            order = history_order(entity.temporal)
+            return Read(table(entity), shape, ReadKind.MANY, link=link, order=order, page=page)
         if meaning.hierarchy is not None:
             filter_ = self.filter(entity, include.filter, f"filter[{include.path}]")
             order = self._pages.order(entity, include.order, default_key=False)

@@ -120,3 +120,10 @@ async def test_the_sdl_shows_as_of_and_history_on_temporal_types_only(tmp_path, 
     bookings = next(line for line in lines if line.startswith("bookings("))
     assert "asOf" not in bookings
     assert not any(line.startswith("bookingAsOf") for line in lines)
+
+
+async def test_history_is_at_most_a_page_of_versions(tmp_path, pg18_database_url):
+    settings = {**SETTINGS, "limits": {"page_size": {"default": 1, "max": 2}}}
+    async with graphql_service(tmp_path, pg18_database_url, settings) as gql:
+        data = await gql.data("{ roomAsOf(id: 1) { history { name } } }")
+    assert data == {"roomAsOf": {"history": [{"name": "Blue"}, {"name": "Blue Suite"}]}}

@@ -182,3 +182,10 @@ def _period(start: str, end: str | None) -> dict:
 
 def _not_found(detail: str, instance: str) -> dict:
     return problem(404, "NOT_FOUND", detail, instance, title="Not Found")
+
+
+async def test_history_is_at_most_a_page_of_versions(tmp_path, pg18_database_url):
+    settings = {**SETTINGS, "limits": {"page_size": {"default": 1, "max": 2}}}
+    async with rest_service(tmp_path, pg18_database_url, settings) as rest:
+        room = await rows(rest, "/rest/rooms/1", include="history", fields="name", **{"fields[history]": "name"})
+    assert room == {"name": "Azure", "history": [{"name": "Blue"}, {"name": "Blue Suite"}]}
