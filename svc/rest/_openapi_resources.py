@@ -356,11 +356,8 @@ class ResourcePaths:
             return field.rest_name, path_parameter(field.rest_name, text, self.schemas.value(field.type))
         columns = ",".join(f.rest_name for f in fields if f is not None)
         text = f"The primary key's values, comma-separated in key order (`{columns}`); a comma in a value is `%2C`."
-        temporal = self.entity.temporal
-        if temporal is not None:
-            text += (
-                " A GET may leave out the period's value: the row is then the version valid at `asOf` (default now)."
-            )
+        if self.entity.temporal is not None:
+            text += " A GET names a row by the key without its period: the version valid at `asOf` (default now)."
         return "key", path_parameter("key", text, {"type": "string"})
 
     def _written(self, description: str) -> dict[str, Schema]:

@@ -20,12 +20,17 @@ async def gql(tmp_path, pg18_database_url):
 
 
 async def test_a_list_as_of_an_instant_keeps_the_versions_valid_then(gql):
-    query = "query($at: Datetime) { rooms(asOf: $at) { id name } }"
+    query = "query($at: Datetime) { rooms(asOf: $at) { name duties { cleaner } } }"
     every = await gql.data(query)
     assert [room["name"] for room in every["rooms"]] == ["Blue", "Blue Suite", "Azure", "Green"]
-    # One document, several instants: the plan kept by the variables' shape binds each request's own.
-    for instant, names in (("2024-03-01T12:00:00Z", ["Blue", "Green"]), ("2024-08-01", ["Blue Suite", "Green"])):
-        assert [room["name"] for room in (await gql.data(query, {"at": instant}))["rooms"]] == names
+    assert [len(room["duties"]) for room in every["rooms"]] == [2, 2, 2, 1]  # every version of every duty
+    # One document, several instants: the plan kept by the variables' shape binds each request's own, nested too.
+    for instant, rooms in (
+        ("2024-03-01T12:00:00Z", [("Blue", "Kim"), ("Green", "Max")]),
+        ("2025-06-01", [("Azure", "Lee"), ("Green", "Max")]),
+    ):
+        data = await gql.data(query, {"at": instant})
+        assert [(room["name"], *(d["cleaner"] for d in room["duties"])) for room in data["rooms"]] == rooms
 
 
 async def test_a_connection_as_of_an_instant(gql):
