@@ -163,6 +163,7 @@ def _columns_seen(entity: Entity, grants: _Grants) -> Entity | None:
         if set(lookup.columns) <= readable and (not lookup.primary or key is not None)
     )
     operations = set(entity.operations)
+    temporal = entity.temporal
     if not grants.holds(ref, _INSERT) or _emptied(entity.fields, fields, "insertable"):
         operations.discard(Operation.CREATE)
     if key is None or not grants.holds(ref, _UPDATE) or _emptied(entity.fields, fields, "updatable"):
@@ -178,6 +179,8 @@ def _columns_seen(entity: Entity, grants: _Grants) -> Entity | None:
         withheld=entity.withheld | (entity.operations - operations),
         system_version=entity.system_version and _SELECT in grants.table(ref),
         search=_search_seen(entity.search, readable, key),
+        # Reading as of an instant compares the period; a history matches the key's other columns.
+        temporal=entity.temporal if temporal is not None and {*temporal.columns, temporal.period} <= readable else None,
     )
 
 
@@ -234,8 +237,10 @@ def _relation_seen(ref: EntityRef, relation: Relation, seen: Mapping[EntityRef, 
     if relation.target not in seen:
         return False
     if relation.kind is not Cardinality.MANY_TO_MANY:
+        # Across a period foreign key, the target's period is compared with an instant too.
+        periods = (relation.period[1],) if relation.period is not None else ()
         return grants.may_read(ref, (c for c, _ in relation.pairs)) and grants.may_read(
-            relation.target, (c for _, c in relation.pairs)
+            relation.target, (*(c for _, c in relation.pairs), *periods)
         )
     junction = relation.junction
     return (

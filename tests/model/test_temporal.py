@@ -3,8 +3,10 @@ period foreign key are recognized (pg_constraint.conperiod), and the model gives
 period, the period's element type as the instant's, the `history` field) and makes period foreign keys relations
 matched on their other columns, named after them (SPEC "List query parameters": `asOf`)."""
 
+import secrets
+
 from svc.catalog import ForeignKey, Key
-from svc.model import Cardinality, EntityRef, TemporalKey
+from svc.model import Cardinality, EntityRef, TemporalKey, prune_model
 from tests.support.model import read_catalog_and_model
 from tests.support.postgres import execute
 
@@ -60,3 +62,18 @@ def test_a_history_column_keeps_its_name_and_the_history_field_is_left_out(tmp_p
     staff = model.entity(EntityRef("public", "staff"))
     assert staff.temporal is not None and staff.temporal.history is None
     assert staff.field("history") is not None
+
+
+def test_a_role_that_may_not_read_the_period_reads_no_temporal_key(tmp_path, pg18_database_url):
+    role = f"svc_temporal_clerk_{secrets.token_hex(3)}"
+    execute(pg18_database_url, f"create role {role}")
+    try:
+        execute(pg18_database_url, f"grant select (id, name, rate) on rooms to {role}")
+        execute(pg18_database_url, f"grant select on bookings to {role}")
+        catalog, model = read_catalog_and_model(pg18_database_url, tmp_path, SETTINGS, roles=[role])
+        clerk = prune_model(model, catalog, role)
+    finally:
+        execute(pg18_database_url, f"drop owned by {role}; drop role {role}")
+    room, booking = (clerk.entity(EntityRef("public", name)) for name in ("rooms", "bookings"))
+    assert (room.temporal, room.as_of_lookup) == (None, None)
+    assert booking.relations == ()  # its period foreign key compares rooms' period, which the role cannot read
