@@ -104,6 +104,14 @@ class Or:
 @attrs.frozen
 class IsNull:
     operand: Any
+    negated: bool = False  # `IS NOT NULL`
+
+
+@attrs.frozen
+class Sum:
+    """`a + b + ...` (pg_get_constraintdef writes a longer sum as nested pairs; they are flattened)."""
+
+    terms: tuple[Any, ...]
 
 
 #: A domain's CHECK names the value it checks `VALUE`.
@@ -150,7 +158,7 @@ def json_schema(definition: str, column: str, *, backslashes_doubled: bool = Fal
     node = _parse_or_none(definition, backslashes_doubled)
     if isinstance(node, Or) and len(node.terms) == 2:
         null, call = node.terms if isinstance(node.terms[0], IsNull) else node.terms[::-1]
-        node = call if isinstance(null, IsNull) and _column(null.operand) == column else None
+        node = call if isinstance(null, IsNull) and not null.negated and _column(null.operand) == column else None
     calls = node.terms if isinstance(node, And) else (node,)
     for call in calls:
         if (
@@ -160,6 +168,42 @@ def json_schema(definition: str, column: str, *, backslashes_doubled: bool = Fal
             and _column(call.arguments[1]) == column
         ):
             return _string(call.arguments[0])
+    return None
+
+
+def exactly_one(definition: str, *, backslashes_doubled: bool = False) -> tuple[str, ...] | None:
+    """The columns of which the CHECK says exactly one is not null (an exclusive arc), in the order written:
+    `num_nonnulls(a, b, c) = 1`, `num_nulls(a, b, c) = 2` (the count of columns less one), or
+    `(a IS NOT NULL)::integer + (b IS NOT NULL)::integer + ... = 1`, either side of the `=`; alone or as one term
+    of an AND (the first such term). None otherwise (fewer than two columns, a column named twice)."""
+    node = _parse_or_none(definition, backslashes_doubled)
+    for term in node.terms if isinstance(node, And) else (node,):
+        if isinstance(term, Comparison) and term.operator == "=":
+            for counted, count in ((term.left, term.right), (term.right, term.left)):
+                columns = _counted_columns(counted, _number(count))
+                if columns is not None and len(columns) >= 2 and len(set(columns)) == len(columns):
+                    return columns
+    return None
+
+
+def _counted_columns(node: Any, count: float | None) -> tuple[str, ...] | None:
+    """The columns of a count of non-null columns that equals one (`count`), else None."""
+    if count is None:
+        return None
+    if isinstance(node, Call) and node.name in ("num_nonnulls", "num_nulls"):
+        names = [_column(argument) for argument in node.arguments]
+        columns = tuple(name for name in names if name is not None)
+        wanted = 1 if node.name == "num_nonnulls" else len(names) - 1
+        return columns if count == wanted and len(columns) == len(names) else None
+    if isinstance(node, Sum) and count == 1:
+        found: list[str] = []
+        for term in node.terms:
+            test = _uncast(term) if isinstance(term, Cast) and term.type_name in ("integer", "int4") else None
+            column = _column(test.operand) if isinstance(test, IsNull) and test.negated else None
+            if column is None:
+                return None
+            found.append(column)
+        return tuple(found)
     return None
 
 
@@ -320,14 +364,27 @@ class _Parser:
         raise Unreadable("mixed operators")
 
     def operand(self) -> Any:
+        """A term, or a sum of terms (`+` binds tighter than comparisons)."""
+        node = self.term()
+        while self.peek() == "+":
+            self.advance()
+            right = self.term()
+            left_terms = node.terms if isinstance(node, Sum) else (node,)
+            node = Sum((*left_terms, right))
+        return node
+
+    def term(self) -> Any:
         node = self.primary()
         while self.peek() == "::":
             self.advance()
             node = Cast(node, self.type_name())
         if self.peek() == "IS":
             self.advance()
+            negated = self.peek() == "NOT"
+            if negated:
+                self.advance()
             self.expect("NULL")
-            node = IsNull(node)
+            node = IsNull(node, negated)
         return node
 
     def primary(self) -> Any:

@@ -6,8 +6,9 @@ constraints, indexes, functions, policies, grants, comments). Objects are identi
 (schema, name); types by oid, since columns, arguments and attributes refer to them that way.
 
 Facts are what the catalog says, lightly interpreted where PostgreSQL's own text needs parsing once: CHECK
-constraints closed over an IN-list, simple single-column bounds (for `@constraint`), whether a constraint's name was
-chosen or generated, and foreign keys declared only on a partitioned table's partitions (lifted to the parent).
+constraints closed over an IN-list, simple single-column bounds (for `@constraint`), exclusive arcs (exactly one of
+several columns set), whether a constraint's name was chosen or generated, and foreign keys declared only on a
+partitioned table's partitions (lifted to the parent).
 """
 
 import enum
@@ -185,6 +186,9 @@ class Check:
     bounds: Bounds | None = None
     #: On one json or jsonb column, pg_jsonschema's schema-match function with a literal schema: its JSON text.
     json_schema: str | None = None
+    #: An exclusive arc: the columns of which exactly one is not null (`num_nonnulls(a, b) = 1` and its equivalent
+    #: forms, `_checks.exactly_one`), in the order written.
+    exactly_one: tuple[str, ...] | None = None
 
 
 @attrs.frozen

@@ -309,6 +309,7 @@ def _check(item: Item, table: str, columns: tuple[Column, ...], context: _Contex
         allowed_values=allowed_values,
         bounds=bounds,
         json_schema=json_schema,
+        exactly_one=_checks.exactly_one(expression, backslashes_doubled=doubled) if len(names) > 1 else None,
     )
 
 

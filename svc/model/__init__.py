@@ -5,6 +5,7 @@ from ._build import build_model
 from ._config import ModelError
 from ._entities import (
     AGGREGATE_MEMBERS,
+    Arc,
     Argument,
     Cardinality,
     CompositeType,
@@ -51,6 +52,7 @@ __all__ = [
     "rebased",
     "AGGREGATE_MEMBERS",
     "SERVICE_TYPE_NAMES",
+    "Arc",
     "Argument",
     "Cardinality",
     "CompositeType",

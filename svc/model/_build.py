@@ -15,6 +15,7 @@ from svc.config import ColumnConfig, Config, EntityConfig, FunctionConfig
 
 from ._config import ModelError, check_types, resolve_entities, resolve_functions
 from ._entities import (
+    Arc,
     ComputedField,
     Deprecation,
     Entity,
@@ -131,7 +132,9 @@ class _Builder:
             entity_fields = fields[ref]
             computed = functions.computed.get(ref, ())
             hierarchies = (*relations.hierarchies[ref], *_path_hierarchies(entity_fields))
-            self._check_field_names(type_name_, entity_fields, relations.fields[ref], computed, hierarchies)
+            self._check_field_names(
+                type_name_, entity_fields, (*relations.fields[ref], *relations.arcs[ref]), computed, hierarchies
+            )
             primary_key = keys[ref]
             config = self._config(relation)
             hints = read_hints(relation.comment)
@@ -148,6 +151,7 @@ class _Builder:
                     lookups=self._lookups(relation, type_name_, primary_key, entity_fields, config),
                     relations=relations.fields[ref],
                     hierarchies=hierarchies,
+                    arcs=relations.arcs[ref],
                     computed=computed,
                     operations=self._operations(relation, primary_key, config),
                     withheld=self._operations(relation, primary_key, EntityConfig())
@@ -426,7 +430,7 @@ class _Builder:
         self,
         entity_type: str,
         fields: tuple[Field, ...],
-        relations: tuple[RelationField, ...],
+        relations: tuple[RelationField | Arc, ...],
         computed: tuple[ComputedField, ...],
         hierarchies: tuple[Hierarchy, ...],
     ) -> None:
@@ -447,6 +451,9 @@ class _Builder:
         for entity in model.entities:
             for name in entity.names.all():
                 owners.setdefault(name, []).append(f"table {entity.schema}.{entity.table}")
+            for arc in entity.arcs:
+                for name in (arc.type_name, arc.input_name, arc.connect_name):
+                    owners.setdefault(name, []).append(f"exclusive arc {entity.table}.{arc.check}")
         for enum in model.enums:
             for name in enum_type_names(enum.name):
                 owners.setdefault(name, []).append(f"enum {enum.sql_type}")

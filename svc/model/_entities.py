@@ -192,6 +192,28 @@ class TemporalKey:
 
 
 @attrs.frozen
+class Arc:
+    """An exclusive arc (SPEC "Embedding controls": `target`): nullable foreign keys of which a CHECK says exactly one
+    is set (`num_nonnulls(a_id, b_id) = 1` and its equivalent forms), each the sole column of a single-column
+    foreign key. Its field is the row the set key points at, of one of the targets' types: a GraphQL union
+    `type_name`, a REST object with `__typename`; creating a row connects it by type through `input_name`.
+
+    `relations` are the to-one relations of the keys (the ordinary per-key fields, which stay), in the CHECK's order.
+    """
+
+    name: str  # `target`
+    type_name: str  # `CommentTarget`
+    input_name: str  # `CommentTargetInput`
+    relations: tuple[str, ...]
+    check: str  # the CHECK constraint's name
+
+    @property
+    def connect_name(self) -> str:
+        """The input naming the row to connect by its type: `CommentTargetConnectInput`."""
+        return f"{self.type_name}ConnectInput"
+
+
+@attrs.frozen
 class Hierarchy:
     """`ancestors`/`descendants` over a self-referencing foreign key (prefixed with the relation's name when the
     table has more than one), or `<field>Ancestors`/`<field>Descendants` over an ltree path column (`path`: rows
@@ -569,6 +591,8 @@ class Entity:
     search: EntitySearch = EntitySearch()
     #: PostgreSQL 18's temporal key, when the table has one (SPEC "List query parameters": `asOf`).
     temporal: TemporalKey | None = None
+    #: Exclusive arcs over the table's foreign keys.
+    arcs: tuple[Arc, ...] = ()
 
     @property
     def ref(self) -> EntityRef:
@@ -585,6 +609,13 @@ class Entity:
     @functools.cached_property
     def _fields_by_name(self) -> dict[str, Field]:
         return {f.name: f for f in self.fields}
+
+    def relation(self, name: str) -> Relation | None:
+        return next((r for r in self.relations if r.name == name), None)
+
+    def arc_relations(self, arc: Arc) -> tuple[Relation, ...]:
+        """The arc's relations that the entity offers (`rbac` may have pruned some), in the arc's order."""
+        return tuple(r for name in arc.relations if (r := self.relation(name)) is not None)
 
     def field_of_column(self, column: str) -> Field | None:
         return next((f for f in self.fields if f.column == column), None)

@@ -222,11 +222,15 @@ def _comparable(value: ValueType) -> bool:
 
 def _relations_seen(entity: Entity, seen: Mapping[EntityRef, Entity], grants: _Grants) -> Entity:
     ref = entity.ref
+    relations = tuple(
+        _relation_writes(ref, r, grants) for r in entity.relations if _relation_seen(ref, r, seen, grants)
+    )
+    kept = {r.name for r in relations}
     return attrs.evolve(
         entity,
-        relations=tuple(
-            _relation_writes(ref, r, grants) for r in entity.relations if _relation_seen(ref, r, seen, grants)
-        ),
+        relations=relations,
+        # An arc stays while one of its relations does (its union and input then name those left).
+        arcs=tuple(arc for arc in entity.arcs if kept & set(arc.relations)),
         hierarchies=tuple(h for h in entity.hierarchies if _hierarchy_seen(ref, h, grants)),
         computed=tuple(c for c in entity.computed if _computed_seen(ref, c, seen, grants)),
     )

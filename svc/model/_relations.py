@@ -9,6 +9,9 @@
   (`film.actors`), disambiguated by the junction (`actorsByFilmActor`) when needed.
 - Hierarchies over a self-reference: `ancestors` and `descendants` (prefixed with the relation's name when the table
   refers to itself more than once).
+- Exclusive arcs: a CHECK that exactly one of several columns is set, each the sole column of a single-column foreign
+  key to an exposed table, gives `target` (the CHECK's name in lower camel case when `target` is taken or the table
+  has more than one arc).
 
 Configuration wins: `entities.<t>.foreign_keys.<constraint>` (`field_name`, `reverse_field_name`, `omit_reverse`),
 a virtual key declared there with `columns` and `references`, and an `@name` hint in the key's comment.
@@ -21,7 +24,7 @@ import attrs
 from svc.catalog import ForeignKey, Relation
 from svc.config import EntityConfig, ForeignKeyConfig
 
-from ._entities import Cardinality, EntityRef, Hierarchy
+from ._entities import Arc, Cardinality, EntityRef, Hierarchy
 from ._entities import Relation as RelationField
 from ._hints import read_hints
 from ._naming import camel, lower_first, pascal
@@ -60,6 +63,7 @@ class Side:
 class Relations:
     fields: Mapping[EntityRef, tuple[RelationField, ...]]
     hierarchies: Mapping[EntityRef, tuple[Hierarchy, ...]]
+    arcs: Mapping[EntityRef, tuple[Arc, ...]]
 
 
 def foreign_keys(side: Side, sides: Mapping[EntityRef, Side]) -> tuple[ForeignKey, ...]:
@@ -120,10 +124,38 @@ def build_relations(sides: Mapping[EntityRef, Side], problems: list[str]) -> Rel
             if ancestors and descendants:
                 pairs = tuple(zip(fk.columns, fk.target_columns, strict=True))
                 hierarchies[ref].append(Hierarchy(ancestors, descendants, pairs, fk.name))
+    arcs = {ref: _arcs(side, keys[ref], fields[ref], claim) for ref, side in sides.items()}
     return Relations(
         {ref: tuple(items) for ref, items in fields.items()},
         {ref: tuple(items) for ref, items in hierarchies.items()},
+        arcs,
     )
+
+
+def _arcs(side: Side, keys: tuple[ForeignKey, ...], fields: list[RelationField], claim: Claim) -> tuple[Arc, ...]:
+    """The table's exclusive arcs: CHECKs saying exactly one of several columns is set, where each column is the sole
+    column of a single-column foreign key with a to-one field (composite keys make no arc)."""
+    found: list[tuple[str, tuple[str, ...]]] = []
+    for check in side.relation.checks:
+        if check.exactly_one is None:
+            continue
+        relations: list[str] = []
+        for column in check.exactly_one:
+            fk = next((k for k in keys if k.columns == (column,)), None)
+            relation = next((r for r in fields if fk is not None and r.holds_key and r.foreign_key == fk.name), None)
+            if relation is None:
+                break
+            relations.append(relation.name)
+        else:
+            found.append((check.name, tuple(relations)))
+    arcs: list[Arc] = []
+    for check_name, arc_relations in found:
+        fallback = camel(check_name)
+        name = claim(side.ref, "target" if len(found) == 1 else fallback, fallback, "exclusive arc")
+        if name is not None:
+            type_name = f"{side.type_name}{pascal(name)}"
+            arcs.append(Arc(name, type_name, f"{type_name}Input", arc_relations, check_name))
+    return tuple(arcs)
 
 
 def _join(prefix: str, name: str) -> str:
