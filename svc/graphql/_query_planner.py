@@ -18,6 +18,7 @@ from graphql import (
     GraphQLField,
     GraphQLObjectType,
     GraphQLSchema,
+    GraphQLUnionType,
     OperationDefinitionNode,
     OperationType,
     get_named_type,
@@ -48,6 +49,7 @@ from svc.plan import (
     AggregatePlanner,
     Aggregates,
     And,
+    ArcOutput,
     Arguments,
     ColumnOutput,
     ColumnRef,
@@ -169,8 +171,15 @@ class QueryPlanner:
         #: What `_service { sdl }` answers (federation on).
         self.subgraph_sdl = subgraph_sdl
         self.index = EntityIndex(model)
+        # The abstract types an object type is one of: the interfaces it implements and the unions it is a member of
+        # (a type condition on either matches it).
+        unions: dict[str, set[str]] = {}
+        for name, type_ in schema.type_map.items():
+            if isinstance(type_, GraphQLUnionType):
+                for member in type_.types:
+                    unions.setdefault(member.name, set()).add(name)
         self._implements = {
-            name: frozenset(i.name for i in type_.interfaces)
+            name: frozenset(i.name for i in type_.interfaces) | unions.get(name, set())
             for name, type_ in schema.type_map.items()
             if isinstance(type_, GraphQLObjectType)
         }
@@ -674,6 +683,16 @@ class PlanRun:
             page, _ = self.arguments.list_page({}, place.path)  # at most `page_size.max` versions, as a list
             read = self.read(entity, nodes, ReadKind.MANY, place, link=history_link(entity.temporal), page=page)
             return NestedOutput(key, attrs.evolve(read, order=history_order(entity.temporal)))
+        if meaning.arc is not None:
+            # One read per type the arc may point at, each shaped by the selections on that type (`... on Post`).
+            relations = entity.arc_relations(meaning.arc)
+            return ArcOutput(
+                key,
+                tuple(
+                    self.read(self.model.entity(r.target), nodes, ReadKind.ONE, place, link=link_of(r, self.model))
+                    for r in relations
+                ),
+            )
         if meaning.relation is not None:
             relation = meaning.relation
             target = self.model.entity(relation.target)

@@ -18,6 +18,7 @@ from graphql.language.block_string import print_block_string
 
 from svc.catalog import Bounds
 from svc.model import (
+    Arc,
     Cardinality,
     ComputedField,
     Entity,
@@ -331,6 +332,7 @@ class _Writer:
         for name, meaning in entity_fields(entity).items():
             self._entity_field(entity, name, meaning)
         out.add("}\n")
+        self._arcs(entity)
         self._connection(entity)
         self._aggregate_filter(entity)
         self._order_by(entity)
@@ -342,6 +344,30 @@ class _Writer:
             self._key_input(entity)
         self._write_inputs(entity)
         self._payloads(entity)
+
+    def _arcs(self, entity: Entity) -> None:
+        """Each exclusive arc's union of the types it may point at, and the inputs connecting it by type."""
+        out = self.out
+        for arc in entity.arcs:
+            relations = entity.arc_relations(arc)
+            targets = [self.entities[r.target] for r in relations]
+            out.describe(f"A row `{entity.names.type}.{arc.name}` may point at.")
+            out.add(f"union {arc.type_name} = {' | '.join(t.names.type for t in targets)}\n")
+            if not self._arc_connects(entity, arc):
+                continue
+            out.describe(f"Sets `{entity.names.type}.{arc.name}`: connects the row of the one type given.")
+            out.add(f"input {arc.input_name} {{\n  connect: {arc.connect_name}!\n}}\n")
+            out.describe(f"The row `{arc.name}` points at: give exactly one type's key.")
+            out.add(f"input {arc.connect_name} {{")
+            out.lines += [f"  {t.names.type}: {t.names.key_input}" for t in self._arc_connects(entity, arc)]
+            out.add("}\n")
+
+    def _arc_connects(self, entity: Entity, arc: Arc) -> list[Entity]:
+        """The arc's targets a create can connect: those with a key input, through a relation the role may write."""
+        if Operation.CREATE not in entity.operations:
+            return []
+        targets = [self.entities[r.target] for r in entity.arc_relations(arc) if r.insertable]
+        return [t for t in targets if t.primary_key is not None or t.lookups]
 
     def _search_types(self, entity: Entity) -> None:
         """The field enums of an entity's search methods, and its search results and hits (SPEC "Search fields")."""
@@ -432,6 +458,12 @@ class _Writer:
         elif kind is FieldKind.HISTORY:
             out.describe("Every version of this row (the rows sharing its key but the period), in time order.", "  ")
             out.add(f"  {name}: [{names.type}!]!")
+        elif kind is FieldKind.ARC:
+            assert meaning.arc is not None
+            out.describe(
+                f"The row the exclusive arc `{meaning.arc.check}` points at (one of its key columns is set).", "  "
+            )
+            out.add(f"  {name}: {meaning.arc.type_name}")
 
     def _relation_field(self, name: str, relation: Relation, *, connection: bool) -> None:
         """A to-one relation's row, a to-many or many-to-many relation's list, or that list as a connection."""
@@ -705,6 +737,9 @@ class _Writer:
                     required = not field.optional_on_create and field.column not in covered
                     out.add(f"  {field.name}: {_input(field.type)}{'!' if required else ''}{_constraint(field)}")
             self._relation_inputs(entity, update=False)
+            for arc in entity.arcs:
+                if self._arc_connects(entity, arc):
+                    out.add(f"  {arc.name}: {arc.input_name}")
             out.add("}\n")
         if Operation.UPDATE in entity.operations:
             out.describe(f"Changes to a `{names.type}` row: the members given are set (null sets NULL).")

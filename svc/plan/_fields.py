@@ -12,6 +12,7 @@ from collections.abc import Mapping
 import attrs
 
 from svc.model import (
+    Arc,
     Cardinality,
     ComputedField,
     Entity,
@@ -41,6 +42,7 @@ class FieldKind(enum.Enum):
     ANCESTORS = "ancestors"
     DESCENDANTS = "descendants"
     HISTORY = "history"  # the versions of a temporal row
+    ARC = "arc"  # an exclusive arc's `target`: the row of one of several types
 
 
 @attrs.frozen
@@ -50,6 +52,7 @@ class FieldMeaning:
     relation: Relation | None = None
     computed: ComputedField | None = None
     hierarchy: Hierarchy | None = None
+    arc: Arc | None = None
 
     def walk(self, entity: Entity, max_depth: Param | None) -> Walk:
         """The walk an `ancestors`/`descendants` field (or a path column's) asks for."""
@@ -107,6 +110,8 @@ def entity_fields(entity: Entity) -> dict[str, FieldMeaning]:
         fields[computed.name] = FieldMeaning(FieldKind.COMPUTED, computed=computed)
     if entity.temporal is not None and entity.temporal.history is not None:
         fields[entity.temporal.history] = FieldMeaning(FieldKind.HISTORY)
+    for arc in entity.arcs:
+        fields[arc.name] = FieldMeaning(FieldKind.ARC, arc=arc)
     return fields
 
 

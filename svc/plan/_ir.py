@@ -414,6 +414,15 @@ class NestedOutput:
 
 
 @attrs.frozen
+class ArcOutput:
+    """An exclusive arc's row: the one of `reads` (each kind ONE, by a to-one link, its shape carrying `__typename`
+    when asked) that finds a row; the CHECK lets at most one of their keys be set."""
+
+    key: str
+    reads: tuple["Read", ...]
+
+
+@attrs.frozen
 class CursorOutput:
     """The row's cursor in the read it belongs to (REST `cursors=true`: each row's `_cursor`)."""
 
@@ -469,6 +478,7 @@ Output = (
     | GlobalIdOutput
     | RowVersionOutput
     | NestedOutput
+    | ArcOutput
     | CursorOutput
     | JsonPathOutput
     | WindowOutput

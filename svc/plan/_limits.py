@@ -16,7 +16,7 @@ from typing import Any
 from svc.config import LimitsConfig
 from svc.errors import Code, SvcError
 
-from ._ir import NestedOutput, Read, ReadKind, ReadPlan
+from ._ir import ArcOutput, NestedOutput, Read, ReadKind, ReadPlan
 from ._write_plan import MutationPlan, RowWrite
 
 _UNBOUNDED_ROWS = 1000
@@ -81,6 +81,9 @@ def _read_cost(
     for output in read.shape.outputs:
         if isinstance(output, NestedOutput):
             cost += _read_cost(output.read, depth + 1, parent_rows * rows, params=params, limits=limits, root=root)
+        elif isinstance(output, ArcOutput):
+            for nested in output.reads:
+                cost += _read_cost(nested, depth + 1, parent_rows * rows, params=params, limits=limits, root=root)
     return cost
 
 

@@ -19,6 +19,7 @@ import attrs
 
 from svc.errors import Code, SvcError
 from svc.model import (
+    Arc,
     Cardinality,
     Entity,
     ErrorCode,
@@ -187,12 +188,17 @@ class WriteInputs:
                 paths[field.column] = at
                 continue
             relation = relations.get(name)
-            if relation is None:
+            arc = None if relation is not None or update else next((a for a in entity.arcs if a.name == name), None)
+            if relation is None and arc is None:
                 raise bad_input(f"{entity.type_name} has no writable field {name!r}", self._at(at))
             if member is None:
                 continue
             if refuse_relations is not None:
                 raise bad_input(f"{refuse_relations} does not write related rows ({name})", self._at(at))
+            if arc is not None:
+                related.append(self._arc_connect(entity, arc, member, at))
+                continue
+            assert relation is not None
             if not (relation.updatable if update else relation.insertable):
                 raise bad_input(f"{name} is read-only", self._at(at))
             related += self._relation(entity, relation, member, at, update=update)
@@ -402,6 +408,26 @@ class WriteInputs:
         if "sync" in members and len(members) > 1:
             raise bad_input("sync makes the children exactly the rows given: it takes no other member", self._at(path))
         return [self._to_many(entity, relation, target, name, value[name], path=(*path, name)) for name in members]
+
+    def _arc_connect(self, entity: Entity, arc: Arc, value: Any, path: Path) -> RelatedWrite:
+        """`target: {connect: {<Type>: <key>}}`: the connect of the arc's relation to that type (SPEC "Embedding
+        controls": `target`); exactly one type, of the arc's targets, else BAD_USER_INPUT."""
+        relations = {self.model.entity(r.target).type_name: r for r in entity.arc_relations(arc) if r.insertable}
+        members: Mapping[str, Any] = cast("Mapping[str, Any]", value) if isinstance(value, Mapping) else {}
+        connect = members.get("connect")
+        if set(members) != {"connect"} or not isinstance(connect, Mapping):
+            raise bad_input(f"{arc.name} takes {{connect: {{<type>: <key>}}}}", self._at(path))
+        connect = cast("Mapping[str, Any]", connect)
+        given = [name for name, member in connect.items() if member is not None]
+        at = (*path, "connect")
+        if len(given) != 1 or given[0] not in relations:
+            raise bad_input(
+                f"give exactly one of {', '.join(relations)} to connect {arc.name}; got {', '.join(given) or 'none'}",
+                self._at(at),
+            )
+        (type_name,) = given
+        relation, target, at = relations[type_name], self.model.entity(relations[type_name].target), (*at, type_name)
+        return self._with(relation, target, K.CONNECT, at, keys=(self.key(target, connect[type_name], at),))
 
     def _base(self, relation: Relation, target: Entity, kind: RelationWriteKind, path: Path) -> RelatedWrite:
         junction = self.model.entity(relation.junction) if relation.junction else None

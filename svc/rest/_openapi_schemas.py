@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from svc.config import Config
 from svc.model import (
     SERVICE_TYPE_NAMES,
+    Arc,
     Cardinality,
     Entity,
     Field,
@@ -171,12 +172,72 @@ class Schemas:
                     "description": "The row's version: its `ETag` without quotes, for `If-Match`. Null in rows as they"
                     " were (`previous`, deleted rows) and where the role may not read it.",
                 }
+            for arc in entity.arcs:
+                properties[arc.name] = {
+                    **nullable(self._arc(entity, arc)),
+                    "description": f"With `include={arc.name}`: the row the exclusive arc `{arc.check}` points at,"
+                    " with `__typename` naming its type.",
+                }
             self._built[name] = {
                 "type": "object",
                 "description": _row_description(entity),
                 "properties": properties,
             }
         return ref(name)
+
+    def _arc(self, entity: Entity, arc: Arc) -> Schema:
+        """`<Type><Arc>`: one of the rows an exclusive arc may point at, told apart by `__typename`."""
+        if arc.type_name not in self._built:
+            self._built[arc.type_name] = {}
+            mapping: dict[str, str] = {}
+            for relation in entity.arc_relations(arc):
+                target = self.model.entity(relation.target)
+                member = f"{arc.type_name}{target.type_name}"
+                self._built[member] = {
+                    "allOf": [
+                        self.row(target),
+                        {
+                            "type": "object",
+                            "properties": {"__typename": {"const": target.type_name}},
+                            "required": ["__typename"],
+                        },
+                    ]
+                }
+                mapping[target.type_name] = ref(member)["$ref"]
+            self._built[arc.type_name] = {
+                "description": f"A row `{entity.type_name}.{arc.name}` may point at.",
+                "oneOf": [{"$ref": target} for target in mapping.values()],
+                "discriminator": {"propertyName": "__typename", "mapping": mapping},
+            }
+        return ref(arc.type_name)
+
+    def _arc_connect(self, entity: Entity, arc: Arc) -> Schema | None:
+        """`<Type><Arc>Input`: `{connect: {<type>: <key>}}`, exactly one type (as GraphQL's input); None when the
+        arc has no target a create can connect."""
+        keys: dict[str, Schema] = {}
+        for relation in entity.arc_relations(arc):
+            target = self.model.entity(relation.target)
+            if relation.insertable and (target.primary_key is not None or target.lookups):
+                keys[target.type_name] = self.key(target)
+        if not keys:
+            return None
+        if arc.input_name not in self._built:
+            self._built[arc.input_name] = {
+                "type": "object",
+                "description": f"Sets `{arc.name}`: connects the row of the one type given.",
+                "properties": {
+                    "connect": {
+                        "type": "object",
+                        "properties": keys,
+                        "minProperties": 1,
+                        "maxProperties": 1,
+                        "additionalProperties": False,
+                    }
+                },
+                "required": ["connect"],
+                "additionalProperties": False,
+            }
+        return ref(arc.input_name)
 
     def create(self, entity: Entity) -> Schema:
         """`<Type>Create`: the writable columns and the nested writes of its relations, as GraphQL's
@@ -237,6 +298,10 @@ class Schemas:
                 continue
             nested = self._nested(target, kind + ("Update" if update else ""))
             members[relation.name] = described(nested, relation.description)
+        for arc in () if update else entity.arcs:
+            connect = self._arc_connect(entity, arc)
+            if connect is not None:
+                members[arc.name] = connect
         return members
 
     def _nested(self, entity: Entity, kind: str) -> Schema:

@@ -168,6 +168,8 @@ class Listings:
         """An included relation and its embedding controls (filter and order for to-many relations and
         hierarchies, first and offset for to-many relations, depth for hierarchies)."""
         target = child.entity
+        if child.arc:
+            return self._arc_include(path, taken)
         given_filter = taken.filters.pop(path, None)
         embedded_filter = None
         if given_filter is not None:
@@ -199,6 +201,19 @@ class Listings:
             anti=path in taken.anti,
             as_of=_as_of(target, as_of, f"asOf[{path}]"),
         )
+
+    @staticmethod
+    def _arc_include(path: str, taken: "_Controls") -> Include:
+        """An exclusive arc's row (`include=target`): every field of whichever type it is, with `__typename`; its
+        rows are of several types, so it takes no `fields` and no control of to-many relations."""
+        for control in ("fields", "order", "first", "offset", "depth"):
+            if taken.value(control, path) is not None:
+                where = f"{control}[{path}]"
+                raise bad(f"{path} is an exclusive arc: its row comes whole, of whichever type it is", where)
+        given_filter = taken.filters.pop(path, None)
+        if given_filter is not None:
+            raise bad(f"only to-many relations take filter[{path}]", given_filter.name)
+        return Include(path, Selection(), inner=path in taken.inner, anti=path in taken.anti)
 
     def _embedded_filters(self, entity: Entity, parameters: Parameters, include: set[str]) -> dict[str, Parameter]:
         """`filter[rel][...]` members that are embedding controls, not conditions on the rows read: an included
@@ -392,17 +407,25 @@ class _Node:
     to_many: bool = False
     hierarchy: bool = False
     history: bool = False  # the versions of a temporal row
+    arc: bool = False  # an exclusive arc's row (of several types: nothing is included under it)
     children: dict[str, "_Node"] = attrs.field(factory=dict)
     paths: set[str] = attrs.field(factory=set)
 
     def child(self, name: str, listings: Listings, path: str) -> "_Node":
         if name in self.children:
             return self.children[name]
+        if self.arc:
+            raise bad(f"nothing can be included under an exclusive arc's row ({path})", "include")
         meaning = listings.index.fields(self.entity).get(name)
-        kinds = (FieldKind.RELATION, FieldKind.ANCESTORS, FieldKind.DESCENDANTS, FieldKind.COMPUTED, FieldKind.HISTORY)
+        kinds = (
+            FieldKind.RELATION, FieldKind.ANCESTORS, FieldKind.DESCENDANTS, FieldKind.COMPUTED, FieldKind.HISTORY,
+            FieldKind.ARC,
+        )  # fmt: skip
         if meaning is None or meaning.kind not in kinds:
             raise bad(f"{self.entity.type_name} has no relation {name!r} to include ({path})", "include")
-        if meaning.relation is not None:
+        if meaning.arc is not None:
+            node = _Node(self.entity, arc=True)
+        elif meaning.relation is not None:
             target = listings.model.entity(meaning.relation.target)
             node = _Node(target, to_many=meaning.relation.kind is not Cardinality.TO_ONE)
         elif meaning.hierarchy is not None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from svc.config import LimitsConfig, SearchConfig
 from svc.errors import Code, SvcError
-from svc.model import Cardinality, ComputedField, Entity, Model, ReturnKind, RootFunction, SearchMethod
+from svc.model import Cardinality, ComputedField, Entity, Model, Relation, ReturnKind, RootFunction, SearchMethod
 from svc.plan import (
     NOW,
     Aggregate,
@@ -23,11 +23,13 @@ from svc.plan import (
     AggregatePlanner,
     Aggregates,
     And,
+    ArcOutput,
     Arguments,
     ColumnOutput,
     ColumnRef,
     Compare,
     ComputedOutput,
+    ConstantOutput,
     CountMode,
     CursorOutput,
     EntityIndex,
@@ -441,8 +443,19 @@ class ReadRun:
         if cursors:
             outputs.append(CursorOutput("_cursor"))
         for name, include in selection.includes.items():
-            outputs.append(NestedOutput(name, self._included(entity, name, include, include.as_of or as_of)))
+            arc = meanings[name].arc
+            if arc is not None:
+                outputs.append(ArcOutput(name, tuple(self._arc_read(entity, r) for r in entity.arc_relations(arc))))
+            else:
+                outputs.append(NestedOutput(name, self._included(entity, name, include, include.as_of or as_of)))
         return Shape(tuple(outputs))
+
+    def _arc_read(self, entity: Entity, relation: Relation) -> Read:
+        """The row an exclusive arc points at through one of its relations: every field, after `__typename`."""
+        target = self.model.entity(relation.target)
+        shape = self.shape(target, Selection())
+        typename = ConstantOutput("__typename", target.type_name)
+        return Read(table(target), Shape((typename, *shape.outputs)), ReadKind.ONE, link=link_of(relation, self.model))
 
     def _call(self, computed: ComputedField, given: Mapping[str, Any], name: str) -> FunctionCall:
         """A computed field's call; `name` is its include path and field name (`manager.doubleId`), and its

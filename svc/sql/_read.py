@@ -23,6 +23,7 @@ import attrs
 from psycopg import sql
 
 from svc.plan import (
+    ArcOutput,
     ColumnOutput,
     ColumnRef,
     ComputedOutput,
@@ -445,10 +446,16 @@ class _Compiler:
                 assert read is not None
                 pairs.append((output.key, _window_value(output, read, row)))
                 continue
-            if not isinstance(output, NestedOutput):
+            if isinstance(output, ArcOutput):
+                # At most one of the arc's keys is set: the one read that finds a row gives the value.
+                value: sql.Composable = sql.SQL("coalesce({})").format(
+                    sql.SQL(", ").join(self.read(arm, row) for arm in output.reads)
+                )
+            elif isinstance(output, NestedOutput):
+                value = self.read(output.read, row)
+            else:
                 pairs.append((output.key, self._output(output, row)))
                 continue
-            value = self.read(output.read, row)
             if len(joins) < LATERAL_LIMIT:
                 lateral = sql.Identifier(self._alias())
                 joins.append(sql.SQL(" left join lateral (select {} as j) {} on true").format(value, lateral))
@@ -907,6 +914,10 @@ def _needed_columns(read: Read) -> list[str]:
             needed[column] = None
         elif isinstance(output, ComputedOutput):
             needed.update((a.value.column, None) for a in output.call.arguments if isinstance(a.value, ColumnRef))
+        elif isinstance(output, ArcOutput):
+            for nested in output.reads:
+                assert isinstance(nested.link, Link)
+                needed.update((parent, None) for parent, _ in nested.link.pairs)
         elif isinstance(output, NestedOutput):
             nested = output.read
             if isinstance(nested.link, Link):
