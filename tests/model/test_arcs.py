@@ -3,8 +3,9 @@ set, each the sole column of a single-column foreign key, gives the `target` fie
 (which stay); a table whose CHECK is not exactly-one, or whose arc has a column without a foreign key, gets none; a
 taken `target` gives the arc the CHECK's name."""
 
-from svc.model import Arc, EntityRef
-from tests.support.model import read_model
+from svc.graphql import build_graphql_schema
+from svc.model import Arc, EntityRef, prune_model
+from tests.support.model import read_catalog_and_model, read_model
 
 DATABASE_FIXTURES = ["arcs.sql"]
 SETTINGS = {"database": {"schemas": ["app"]}}
@@ -36,3 +37,17 @@ async def test_arcs_are_found_with_their_relations_in_the_checks_order(database_
         "Photo",
         "Video",
     ]
+
+
+def test_rbac_keeps_the_arcs_types_the_role_may_read(database_url, tmp_path):
+    roles = ["svc_arcs_viewer", "svc_arcs_commenter"]
+    catalog, model = read_catalog_and_model(database_url, tmp_path, SETTINGS, roles=roles)
+    viewer = prune_model(model, catalog, "svc_arcs_viewer")
+    comment = viewer.entity(EntityRef("app", "comment"))
+    (arc,) = comment.arcs
+    assert [r.name for r in comment.arc_relations(arc)] == ["post", "photo"]
+    assert "union CommentTarget = Post | Photo\n" in build_graphql_schema(viewer).sdl
+    # None of its types readable: no arc (and no union without members).
+    commenter = prune_model(model, catalog, "svc_arcs_commenter")
+    assert commenter.entity(EntityRef("app", "comment")).arcs == ()
+    assert "CommentTarget" not in build_graphql_schema(commenter).sdl
