@@ -7,10 +7,15 @@ Two readings of a single-column CHECK (SPEC "Configuration sections": a text col
 - `bounds`: comparisons of the column, of `length(col)`/`char_length(col)`, or of `cardinality(col)`/
   `array_length(col, 1)` with a number, `col ~ 'pattern'`, and AND-combinations of these (BETWEEN is stored as one).
 
+And one of a CHECK over several columns (SPEC "Embedding controls": an exclusive arc's `target`):
+
+- `exactly_one`: `num_nonnulls(a, b) = 1`, `num_nulls(a, b, c) = 2`, or `(a IS NOT NULL)::integer + ... = 1`.
+
 The text is parsed, not matched with patterns: pg_get_constraintdef parenthesises every operator expression, so a
-small grammar covers it. Anything outside it (OR, IS NULL, arithmetic, functions of other kinds, a bound given twice)
-reads as nothing: the facts never guess. String constants are written as standard_conforming_strings was when the
-text was made: off, backslashes are doubled (PostgreSQL never writes E'' there), and `backslashes_doubled` says so.
+small grammar covers it (sums are read, other arithmetic is not). Anything outside the forms above (OR, IS NULL,
+arithmetic, functions of other kinds, a bound given twice) reads as nothing: the facts never guess. String constants
+are written as standard_conforming_strings was when the text was made: off, backslashes are doubled (PostgreSQL
+never writes E'' there), and `backslashes_doubled` says so.
 """
 
 import re
