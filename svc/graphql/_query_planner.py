@@ -103,6 +103,7 @@ from svc.plan import (
     one_version,
     row_version,
     table,
+    type_name_output,
     valid_at,
     value_map,
 )
@@ -655,6 +656,8 @@ class PlanRun:
                 outputs.append(ColumnOutput(key, field.column, self._map(field.type, [])))
             elif kind is FieldKind.ROW_VERSION:
                 outputs.append(row_version(key, entity))
+            elif kind is FieldKind.SUBTYPE_NAME:
+                outputs.append(type_name_output(entity, key))
             elif kind is FieldKind.COLUMN:
                 assert meaning.field is not None
                 outputs.append(ColumnOutput(key, meaning.field.column, self._map(meaning.field.type, nodes)))

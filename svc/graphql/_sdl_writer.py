@@ -439,6 +439,10 @@ class _Writer:
         elif kind is FieldKind.ROW_VERSION:
             out.describe("The row's version, for optimistic concurrency (`expectedVersion`).", "  ")
             out.add(f"  {name}: String")
+        elif kind is FieldKind.SUBTYPE_NAME:
+            subtypes = ", ".join(f"`{s.type_name}` when it has a `{s.relation}`" for s in entity.subtypes)
+            out.describe(f"The row's concrete type: {subtypes}, else `{entity.type_name}`.", "  ")
+            out.add(f"  {name}: String!")
         elif kind is FieldKind.COLUMN:
             field = meaning.field
             assert field is not None

@@ -34,6 +34,7 @@ from ._entities import (
     Scalar,
     SearchField,
     SearchMethod,
+    Subtype,
     TemporalKey,
     TypeNames,
     ValueKind,
@@ -44,8 +45,10 @@ from ._json_schemas import json_schema_errors, json_schema_problem, openapi_json
 from ._naming import camel, enum_value, pascal, plural_type_name, type_name, upper_snake
 from ._rbac import prune_model
 from ._reserved import SERVICE_TYPE_NAMES, composite_type_names, enum_type_names, range_type_names
+from ._subtypes import REST_TYPENAME
 
 __all__ = [
+    "REST_TYPENAME",
     "json_schema_errors",
     "json_schema_problem",
     "openapi_json_schema",
@@ -83,6 +86,7 @@ __all__ = [
     "SearchField",
     "SearchMethod",
     "TemporalKey",
+    "Subtype",
     "TypeNames",
     "ValueKind",
     "ValueType",

@@ -41,6 +41,7 @@ from ._naming import camel, is_graphql_name, lower_first, pascal, plural_type_na
 from ._relations import Side, build_relations, foreign_keys
 from ._reserved import SERVICE_TYPE_NAMES, composite_type_names, enum_type_names, range_type_names
 from ._search import entity_search
+from ._subtypes import with_subtypes
 from ._values import TypeMapper, UnsupportedType
 
 #: Fields every entity type may carry besides its columns.
@@ -175,7 +176,7 @@ class _Builder:
                 )
             )
         model = Model(
-            entities=tuple(entities),
+            entities=with_subtypes(entities, {ref: foreign_keys(side, sides) for ref, side in sides.items()}),
             functions=functions.roots,
             enums=tuple(self.mapper.enums.values()),
             composites=tuple(self.mapper.composites.values()),

@@ -557,6 +557,21 @@ class EntityEvents:
 
 
 @attrs.frozen
+class Subtype:
+    """A table-per-type subtype of an entity: a table whose whole primary key is a foreign key to the entity's whole
+    primary key (one row of it at most per row of the entity; issue 23). Its rows are also rows of the entity."""
+
+    target: EntityRef
+    type_name: str  # Dog
+    #: The entity's to-one relation field reaching the subtype's row (`dog`).
+    relation: str
+    pairs: tuple[tuple[str, str], ...]  # (the entity's key column, the subtype's key column)
+    #: The subtype's fields a REST row of the entity carries (all but its key), each with its REST name there: the
+    #: field's own REST name when no field of the entity or of another subtype takes it, else `<relation>.<name>`.
+    columns: tuple[tuple[str, Field], ...]
+
+
+@attrs.frozen
 class Entity:
     """A table, view, materialized view or foreign table exposed as a type and a resource."""
 
@@ -593,6 +608,14 @@ class Entity:
     temporal: TemporalKey | None = None
     #: Exclusive arcs over the table's foreign keys.
     arcs: tuple[Arc, ...] = ()
+    #: Table-per-type subtypes of the table (direct ones; a subtype's own subtypes are its own).
+    subtypes: tuple[Subtype, ...] = ()
+    #: The GraphQL field naming the concrete type of a row (`typename`), when the entity has subtypes.
+    typename_field: str | None = None
+
+    def subtype_column(self, rest_name: str) -> tuple[Subtype, Field] | None:
+        """The subtype field a REST row of the entity carries under this name (`barkVolume`, `dog.name`)."""
+        return next(((s, f) for s in self.subtypes for name, f in s.columns if name == rest_name), None)
 
     @property
     def ref(self) -> EntityRef:

@@ -226,6 +226,11 @@ def _relations_seen(entity: Entity, seen: Mapping[EntityRef, Entity], grants: _G
         _relation_writes(ref, r, grants) for r in entity.relations if _relation_seen(ref, r, seen, grants)
     )
     kept = {r.name for r in relations}
+    subtypes = tuple(
+        attrs.evolve(s, columns=tuple((n, f) for n, f in s.columns if seen[s.target].field(f.name) is not None))
+        for s in entity.subtypes
+        if s.relation in kept
+    )
     return attrs.evolve(
         entity,
         relations=relations,
@@ -233,6 +238,8 @@ def _relations_seen(entity: Entity, seen: Mapping[EntityRef, Entity], grants: _G
         arcs=tuple(arc for arc in entity.arcs if kept & set(arc.relations)),
         hierarchies=tuple(h for h in entity.hierarchies if _hierarchy_seen(ref, h, grants)),
         computed=tuple(c for c in entity.computed if _computed_seen(ref, c, seen, grants)),
+        subtypes=subtypes,
+        typename_field=entity.typename_field if subtypes else None,
     )
 
 

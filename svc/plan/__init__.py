@@ -104,7 +104,10 @@ from ._ir import (
     Search,
     SearchSource,
     Shape,
+    SubtypeColumnOutput,
+    SubtypeJoin,
     Table,
+    TypeNameOutput,
     ValueMap,
     ValueMapping,
     Window,
@@ -138,6 +141,7 @@ from ._search import (
     global_sources,
     search_key,
 )
+from ._subtypes import subtype_join, type_name_output
 from ._temporal import NOW, bind_instant, history_link, history_order, instant, one_version, temporal_key, valid_at
 from ._values import (
     MAX_JSON_DEPTH,
@@ -181,6 +185,8 @@ __all__ = [
     "one_version",
     "temporal_key",
     "valid_at",
+    "subtype_join",
+    "type_name_output",
     "AGGREGATES",
     "BOUND_NAMES",
     "HIGHLIGHT_MEMBERS",
@@ -213,6 +219,9 @@ __all__ = [
     "ComputedRef",
     "Constant",
     "ConstantOutput",
+    "SubtypeColumnOutput",
+    "SubtypeJoin",
+    "TypeNameOutput",
     "CountMode",
     "CursorOutput",
     "DeleteWrite",

@@ -43,6 +43,7 @@ class FieldKind(enum.Enum):
     DESCENDANTS = "descendants"
     HISTORY = "history"  # the versions of a temporal row
     ARC = "arc"  # an exclusive arc's `target`: the row of one of several types
+    SUBTYPE_NAME = "subtype_name"  # a table-per-type parent's row's concrete type (`typename`)
 
 
 @attrs.frozen
@@ -99,6 +100,8 @@ def entity_fields(entity: Entity) -> dict[str, FieldMeaning]:
         fields["rowVersion"] = FieldMeaning(FieldKind.ROW_VERSION)
     for field in entity.fields:
         fields[field.name] = FieldMeaning(FieldKind.COLUMN, field=field)
+    if entity.typename_field is not None:
+        fields[entity.typename_field] = FieldMeaning(FieldKind.SUBTYPE_NAME)
     for relation in entity.relations:
         fields[relation.name] = FieldMeaning(FieldKind.RELATION, relation=relation)
         if relation.kind is not Cardinality.TO_ONE:

@@ -390,6 +390,34 @@ class ConstantOutput:
 
 
 @attrs.frozen
+class SubtypeJoin:
+    """A table-per-type subtype's table, joined to the rows of its parent by key (at most one row each)."""
+
+    table: Table
+    link: Link
+    type_name: str
+
+
+@attrs.frozen
+class TypeNameOutput:
+    """The concrete type of a table-per-type parent's row: the first subtype having a row for it, else the parent."""
+
+    key: str
+    type_name: str  # the parent's
+    subtypes: tuple[SubtypeJoin, ...]
+
+
+@attrs.frozen
+class SubtypeColumnOutput:
+    """A subtype's column on its parent's row: null when the row is not of that subtype."""
+
+    key: str
+    subtype: SubtypeJoin
+    column: str
+    map: "ValueMapping" = ValueMap.AS_IS
+
+
+@attrs.frozen
 class GlobalIdOutput:
     """`base64("<Type>:<key>")` of the row's single-column key (SPEC "Fields present on generated types")."""
 
@@ -475,6 +503,8 @@ Output = (
     ColumnOutput
     | ComputedOutput
     | ConstantOutput
+    | TypeNameOutput
+    | SubtypeColumnOutput
     | GlobalIdOutput
     | RowVersionOutput
     | NestedOutput

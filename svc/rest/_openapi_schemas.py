@@ -16,8 +16,11 @@ Schemas are built when first referenced, so the document holds only those it use
 from collections import Counter
 from collections.abc import Mapping
 
+import attrs
+
 from svc.config import Config
 from svc.model import (
+    REST_TYPENAME,
     SERVICE_TYPE_NAMES,
     Arc,
     Cardinality,
@@ -166,6 +169,7 @@ class Schemas:
         if name not in self._built:
             self._built[name] = {}
             properties = {f.rest_name: self.field(f) for f in entity.fields}
+            properties.update(self._subtype_members(entity))
             if entity.primary_key is not None:
                 properties["rowVersion"] = {
                     "type": ["string", "null"],
@@ -238,6 +242,25 @@ class Schemas:
                 "additionalProperties": False,
             }
         return ref(arc.input_name)
+
+    def _subtype_members(self, entity: Entity) -> dict[str, Schema]:
+        """A table-per-type parent's `__typename` and its subtypes' columns (null unless the row is of the subtype);
+        `filter[<name>]` and `order=<name>` take them too."""
+        if not entity.subtypes:
+            return {}
+        names = [entity.type_name, *(subtype.type_name for subtype in entity.subtypes)]
+        members: dict[str, Schema] = {
+            REST_TYPENAME: {
+                "type": "string",
+                "enum": names,
+                "description": f"The row's concrete type: the subtype it has a row of, else `{entity.type_name}`.",
+            }
+        }
+        for subtype in entity.subtypes:
+            for name, field in subtype.columns:
+                schema = nullable(self.field(attrs.evolve(field, description=None, deprecation=None)))
+                members[name] = described(schema, f"`{subtype.type_name}` rows only (null in others).")
+        return members
 
     def create(self, entity: Entity) -> Schema:
         """`<Type>Create`: the writable columns and the nested writes of its relations, as GraphQL's

@@ -245,9 +245,17 @@ class InputTypes:
                 ]
             elif name == "not":
                 value[name] = self._filter(entity, type_, member, at, written)
+            elif name not in type_.fields and (found := entity.subtype_column(name)) is not None:
+                # `filter[barkVolume][gt]=3`: the subtype's relation's filter (`filter[dog][barkVolume][gt]=3`)
+                subtype, field = found
+                relation = Parameter(member.name, None, {field.rest_name: member})
+                graphql_name, inner = self._filter_field(
+                    entity, type_, subtype.relation, relation, parent=path, written=written
+                )
+                _merge(value, graphql_name, inner)
             else:
                 graphql_name, inner = self._filter_field(entity, type_, name, member, parent=path, written=written)
-                value[graphql_name] = inner
+                _merge(value, graphql_name, inner)
         return value
 
     def _filter_field(
@@ -439,3 +447,15 @@ def range_value(text: str, type_: GraphQLInputObjectType, name: str, schema: Gra
 
 def _looks_like_range(text: str) -> bool:
     return text[:1] in ("[", "(", "{")
+
+
+def _merge(value: dict[str, Any], name: str, inner: Any) -> None:
+    """One member of a filter; a relation's conditions given twice (`filter[dog][name]` and, for a subtype's column,
+    `filter[barkVolume]`) all hold."""
+    value[name] = _merged(value[name], inner) if name in value else inner
+
+
+def _merged(earlier: Any, later: Any) -> Any:
+    if not (isinstance(earlier, dict) and isinstance(later, dict)):
+        return later
+    return {**earlier, **{k: _merged(earlier[k], v) if k in earlier else v for k, v in later.items()}}

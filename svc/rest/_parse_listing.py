@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from svc.errors import Code, SvcError
-from svc.model import Cardinality, Entity, Field, Model, ReturnKind, upper_snake
+from svc.model import REST_TYPENAME, Cardinality, Entity, Field, Model, ReturnKind, upper_snake
 from svc.plan import (
     TRUNCATION_UNITS,
     AggregateMember,
@@ -217,7 +217,8 @@ class Listings:
 
     def _embedded_filters(self, entity: Entity, parameters: Parameters, include: set[str]) -> dict[str, Parameter]:
         """`filter[rel][...]` members that are embedding controls, not conditions on the rows read: an included
-        to-many relation's filter (its next member a field, not some/every/none/count), or any dotted path."""
+        to-many relation's filter (its next member a field, not some/every/none/count), or a dotted path (but for a
+        subtype's column named so on its parent's rows)."""
         parameter = parameters.peek("filter")
         if parameter is None:
             return {}
@@ -232,7 +233,8 @@ class Listings:
             computed = meaning is not None and meaning.kind is FieldKind.COMPUTED
             to_many = relation is not None and relation.kind is not Cardinality.TO_ONE
             quantified = bool(set(member.members) & QUANTIFIERS)
-            if "." in name or (name in include and (walked or computed or (to_many and not quantified))):
+            dotted = "." in name and entity.subtype_column(name) is None  # `dog.name`: a subtype's column
+            if dotted or (name in include and (walked or computed or (to_many and not quantified))):
                 embedded[name] = parameter.members.pop(name)
         if parameter.value is None and not parameter.members:
             parameters.take("filter")
@@ -312,6 +314,9 @@ class Listings:
                 return f"{upper_snake(relation.name)}_{upper_snake(field.name if field else column)}"
             return upper_snake(target)
         field = entity.rest_field(target)
+        if field is None and (found := entity.subtype_column(target)) is not None:
+            subtype, column = found
+            return f"{upper_snake(subtype.relation)}_{upper_snake(column.name)}"
         return upper_snake(field.name if field else target)
 
     # --- row members ---------------------------------------------------------------------------------------------
@@ -329,6 +334,10 @@ class Listings:
         chosen = []
         where = f"fields[{prefix}]" if prefix else "fields"
         for name in names:
+            if (name == REST_TYPENAME and entity.subtypes) or entity.subtype_column(name) is not None:
+                if name not in chosen:
+                    chosen.append(name)
+                continue
             field = entity.rest_field(name)
             graphql_name = field.name if field is not None else name
             meaning = meanings.get(graphql_name)

@@ -13,7 +13,17 @@ from typing import Any
 
 from svc.config import LimitsConfig, SearchConfig
 from svc.errors import Code, SvcError
-from svc.model import Cardinality, ComputedField, Entity, Model, Relation, ReturnKind, RootFunction, SearchMethod
+from svc.model import (
+    REST_TYPENAME,
+    Cardinality,
+    ComputedField,
+    Entity,
+    Model,
+    Relation,
+    ReturnKind,
+    RootFunction,
+    SearchMethod,
+)
 from svc.plan import (
     NOW,
     Aggregate,
@@ -67,6 +77,7 @@ from svc.plan import (
     SearchPlanner,
     SearchSource,
     Shape,
+    SubtypeColumnOutput,
     Window,
     WindowFunction,
     WindowOutput,
@@ -78,7 +89,9 @@ from svc.plan import (
     one_version,
     row_version,
     search_key,
+    subtype_join,
     table,
+    type_name_output,
     valid_at,
     value_map,
 )
@@ -414,6 +427,14 @@ class ReadRun:
         names: Sequence[str] = selection.fields or _default_fields(entity)
         outputs: list[Output] = []
         for name in names:
+            if name == REST_TYPENAME and entity.subtypes:
+                outputs.append(type_name_output(entity, name))
+                continue
+            if (found := entity.subtype_column(name)) is not None:
+                subtype, field = found
+                join = subtype_join(subtype)
+                outputs.append(SubtypeColumnOutput(name, join, field.column, value_map(field.type, self.model)))
+                continue
             meaning = meanings[name]
             if meaning.kind is FieldKind.ROW_VERSION:
                 outputs.append(row_version("rowVersion", entity))
@@ -544,6 +565,8 @@ class ReadRun:
 def _default_fields(entity: Entity) -> list[str]:
     """Every column, then the row version for entities with a key."""
     names = [field.name for field in entity.fields]
+    if entity.subtypes:
+        names += [REST_TYPENAME, *(name for subtype in entity.subtypes for name, _ in subtype.columns)]
     if entity.primary_key is not None:
         names.append("rowVersion")
     return names

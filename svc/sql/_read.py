@@ -53,7 +53,10 @@ from svc.plan import (
     RowsFormat,
     RowVersionOutput,
     Shape,
+    SubtypeColumnOutput,
+    SubtypeJoin,
     Table,
+    TypeNameOutput,
     Window,
     WindowFunction,
     WindowOutput,
@@ -437,7 +440,36 @@ class _Compiler:
         """(lateral joins, each output's key and value as the row's JSON object takes it) of an inner row."""
         joins: list[sql.Composable] = []
         pairs: list[tuple[str, sql.Composable]] = []
+        subtypes: dict[SubtypeJoin, sql.Identifier] = {}
+
+        def subtype(join: SubtypeJoin) -> sql.Identifier:
+            """The subtype's row (null columns when there is none), left-joined once per row."""
+            if join not in subtypes:
+                subtypes[join] = alias = sql.Identifier(self._alias())
+                joins.append(
+                    sql.SQL(" left join {} {} on {}").format(
+                        qualified(join.table), alias, link_condition(join.link, row, alias)
+                    )
+                )
+            return subtypes[join]
+
         for output in shape.outputs:
+            if isinstance(output, TypeNameOutput):
+                cases = [
+                    sql.SQL(" when {}.{} is not null then {}::text").format(
+                        subtype(join), sql.Identifier(join.link.pairs[0][1]), sql.Literal(join.type_name)
+                    )
+                    for join in output.subtypes
+                ]
+                value = sql.SQL("case{} else {}::text end").format(
+                    sql.SQL("").join(cases), sql.Literal(output.type_name)
+                )
+                pairs.append((output.key, value))
+                continue
+            if isinstance(output, SubtypeColumnOutput):
+                column = sql.SQL("{}.{}").format(subtype(output.subtype), sql.Identifier(output.column))
+                pairs.append((output.key, mapped(column, output.map)))
+                continue
             if isinstance(output, CursorOutput):
                 assert read is not None
                 pairs.append((output.key, self._cursor(read, row)))
@@ -912,6 +944,10 @@ def _needed_columns(read: Read) -> list[str]:
         )
         if column is not None:
             needed[column] = None
+        elif isinstance(output, TypeNameOutput):
+            needed.update((parent, None) for join in output.subtypes for parent, _ in join.link.pairs)
+        elif isinstance(output, SubtypeColumnOutput):
+            needed.update((parent, None) for parent, _ in output.subtype.link.pairs)
         elif isinstance(output, ComputedOutput):
             needed.update((a.value.column, None) for a in output.call.arguments if isinstance(a.value, ColumnRef))
         elif isinstance(output, ArcOutput):

@@ -1,0 +1,45 @@
+"""Table-per-type subtypes read from a real catalog (issue 23, tests/fixtures/subtypes.sql): a table whose whole
+primary key is a foreign key to another table's whole primary key is a subtype of it; a one-to-one table keyed by
+another column is not; a subtype of a subtype is listed on its own parent only."""
+
+import pytest
+
+from svc.model import EntityRef
+from tests.support.model import read_model
+
+DATABASE_FIXTURES = ["subtypes.sql"]
+
+
+@pytest.fixture
+async def model(database_url, tmp_path):
+    _, model = await read_model(database_url, tmp_path, {"database": {"schemas": ["app"]}})
+    return model
+
+
+def entity(model, table):
+    return model.entity(EntityRef("app", table))
+
+
+async def test_a_table_keyed_by_a_reference_to_another_tables_key_is_its_subtype(model):
+    animals = entity(model, "animals")
+    assert [(s.target.table, s.type_name, s.relation, s.pairs) for s in animals.subtypes] == [
+        ("cats", "Cat", "cat", (("id", "id"),)),
+        ("dogs", "Dog", "dog", (("id", "id"),)),
+    ]
+    assert animals.typename_field == "typename"
+    assert [(s.target.table, s.relation) for s in entity(model, "dogs").subtypes] == [("puppies", "puppy")]
+
+
+async def test_other_tables_have_no_subtypes(model):
+    for table in ("cats", "puppies", "animal_notes"):
+        assert entity(model, table).subtypes == ()
+        assert entity(model, table).typename_field is None
+
+
+async def test_subtype_columns_keep_their_names_on_the_parent_unless_another_field_has_it(model):
+    animals = entity(model, "animals")
+    columns = {s.type_name: [(name, field.column) for name, field in s.columns] for s in animals.subtypes}
+    # dogs.name meets animals.name: it is `dog.name` on animal rows; the shared key is not repeated
+    assert columns == {"Cat": [("lives", "lives")], "Dog": [("barkVolume", "bark_volume"), ("dog.name", "name")]}
+    assert animals.subtype_column("dog.name") == (animals.subtypes[1], animals.subtypes[1].columns[1][1])
+    assert animals.subtype_column("name") is None
