@@ -740,6 +740,11 @@ class _Writer:
                 if field.insertable:
                     required = not field.optional_on_create and field.column not in covered
                     out.add(f"  {field.name}: {_input(field.type)}{'!' if required else ''}{_constraint(field)}")
+            if entity.supertype is not None:
+                parent = entity.supertype
+                for name, field in parent.columns:
+                    out.describe(f"`{parent.type_name}.{field.name}`: creates the `{parent.type_name}` row too.", "  ")
+                    out.add(f"  {name}: {_input(field.type)}{_constraint(field)}")
             self._relation_inputs(entity, update=False)
             for arc in entity.arcs:
                 if self._arc_connects(entity, arc):

@@ -572,6 +572,22 @@ class Subtype:
 
 
 @attrs.frozen
+class Supertype:
+    """The table a table-per-type subtype's rows are also rows of (see `Subtype`): creating a subtype row with any
+    of the parent's columns creates the parent row too, through `relation`, the subtype's to-one relation to it."""
+
+    target: EntityRef
+    type_name: str  # Animal
+    relation: str  # animalById
+    #: The parent's insertable fields but its key, each with its name among the subtype's create input's members:
+    #: its own name when the subtype has no member of that name, else `<parent><Name>` (`animalName`).
+    columns: tuple[tuple[str, Field], ...]
+
+    def column(self, name: str) -> Field | None:
+        return next((field for member, field in self.columns if member == name), None)
+
+
+@attrs.frozen
 class Entity:
     """A table, view, materialized view or foreign table exposed as a type and a resource."""
 
@@ -612,6 +628,8 @@ class Entity:
     subtypes: tuple[Subtype, ...] = ()
     #: The GraphQL field naming the concrete type of a row (`typename`), when the entity has subtypes.
     typename_field: str | None = None
+    #: The table the entity is a table-per-type subtype of.
+    supertype: Supertype | None = None
 
     def subtype_column(self, rest_name: str) -> tuple[Subtype, Field] | None:
         """The subtype field a REST row of the entity carries under this name (`barkVolume`, `dog.name`)."""

@@ -55,6 +55,7 @@ from ._entities import (
     ReturnKind,
     Returns,
     RootFunction,
+    Supertype,
     ValueKind,
     ValueType,
 )
@@ -240,7 +241,24 @@ def _relations_seen(entity: Entity, seen: Mapping[EntityRef, Entity], grants: _G
         computed=tuple(c for c in entity.computed if _computed_seen(ref, c, seen, grants)),
         subtypes=subtypes,
         typename_field=entity.typename_field if subtypes else None,
+        supertype=_supertype_seen(entity.supertype, relations, seen),
     )
+
+
+def _supertype_seen(
+    supertype: Supertype | None, relations: tuple[Relation, ...], seen: Mapping[EntityRef, Entity]
+) -> Supertype | None:
+    """The parent's columns a subtype's create takes, as the role may insert them (none: no parent columns)."""
+    relation = next((r for r in relations if supertype is not None and r.name == supertype.relation), None)
+    if supertype is None or relation is None or not relation.insertable or supertype.target not in seen:
+        return None
+    parent = seen[supertype.target]
+    if Operation.CREATE not in parent.operations:
+        return None
+    columns = tuple(
+        (name, kept) for name, field in supertype.columns if (kept := parent.field(field.name)) and kept.insertable
+    )
+    return attrs.evolve(supertype, columns=columns)
 
 
 def _relation_seen(ref: EntityRef, relation: Relation, seen: Mapping[EntityRef, Entity], grants: _Grants) -> bool:

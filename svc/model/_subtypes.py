@@ -13,7 +13,8 @@ import attrs
 
 from svc.catalog import ForeignKey
 
-from ._entities import Entity, EntityRef, Subtype
+from ._entities import Entity, EntityRef, Operation, Subtype, Supertype
+from ._naming import lower_first
 
 #: The GraphQL field naming a row's concrete type, and the one taken when a field of the entity has that name.
 TYPENAME_FIELD = "typename"
@@ -42,7 +43,24 @@ def with_subtypes(entities: Sequence[Entity], keys: Mapping[EntityRef, Sequence[
             parent = by_ref.get(EntityRef(fk.target_schema, fk.target_name))
             if parent is not None and is_subtype_key(fk, child, parent):
                 found.setdefault(parent.ref, []).append((child, fk))
-    return tuple(_parent(entity, found[entity.ref]) if entity.ref in found else entity for entity in entities)
+    parents = {child.ref: (by_ref[ref], fk) for ref, children in found.items() for child, fk in children}
+    parented = (_parent(entity, found[entity.ref]) if entity.ref in found else entity for entity in entities)
+    return tuple(_child(entity, *parents[entity.ref]) if entity.ref in parents else entity for entity in parented)
+
+
+def _child(entity: Entity, parent: Entity, fk: ForeignKey) -> Entity:
+    """The subtype with the parent columns its create input takes (when it can create the parent's row through its
+    relation to it)."""
+    relation = next((r for r in entity.relations if r.foreign_key == fk.name and r.holds_key), None)
+    if relation is None or not relation.insertable or Operation.CREATE not in parent.operations:
+        return entity
+    taken = {f.name for f in entity.fields} | {r.name for r in entity.relations}
+    columns = tuple(
+        (field.name if field.name not in taken else _prefixed(parent.type_name, field.name), field)
+        for field in parent.fields
+        if field.insertable and field.column not in (parent.primary_key or ())
+    )
+    return attrs.evolve(entity, supertype=Supertype(parent.ref, parent.type_name, relation.name, columns))
 
 
 def _parent(entity: Entity, children: list[tuple[Entity, ForeignKey]]) -> Entity:
@@ -75,9 +93,10 @@ def _parent(entity: Entity, children: list[tuple[Entity, ForeignKey]]) -> Entity
     if not subtypes:
         return entity
     names = {f.name for f in entity.fields} | {r.name for r in entity.relations} | {c.name for c in entity.computed}
-    typename = (
-        TYPENAME_FIELD
-        if TYPENAME_FIELD not in names
-        else f"{entity.type_name[:1].lower()}{entity.type_name[1:]}Typename"
-    )
+    typename = TYPENAME_FIELD if TYPENAME_FIELD not in names else _prefixed(entity.type_name, TYPENAME_FIELD)
     return attrs.evolve(entity, subtypes=tuple(subtypes), typename_field=typename)
+
+
+def _prefixed(type_name: str, name: str) -> str:
+    """`animalName`: a field's name with its type's in front, where the plain name is taken."""
+    return f"{lower_first(type_name)}{name[:1].upper()}{name[1:]}"

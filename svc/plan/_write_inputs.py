@@ -28,6 +28,7 @@ from svc.model import (
     JsonSchemaCheck,
     Model,
     Relation,
+    Supertype,
     ValueKind,
     ValueType,
     json_schema_errors,
@@ -178,6 +179,8 @@ class WriteInputs:
         paths: dict[str, Path] = {}
         related: list[RelatedWrite] = []
         relations = {relation.name: relation for relation in entity.relations}
+        parent = entity.supertype if not update else None
+        inherited: dict[str, Any] = {}
         for name, member in members.items():
             at = (*path, self.naming.field(entity, name))
             field = entity.field(name)
@@ -186,6 +189,11 @@ class WriteInputs:
                     raise bad_input(f"{name} is read-only", self._at(at))
                 values[field.column] = self.value(entity, field, member, at)
                 paths[field.column] = at
+                continue
+            if parent is not None and (parent_field := parent.column(name)) is not None:
+                if refuse_relations is not None:  # the parent's row is a related row
+                    raise bad_input(f"{refuse_relations} does not write the {parent.type_name} row", self._at(at))
+                inherited[parent_field.name] = member
                 continue
             relation = relations.get(name)
             arc = None if relation is not None or update else next((a for a in entity.arcs if a.name == name), None)
@@ -202,6 +210,8 @@ class WriteInputs:
             if not (relation.updatable if update else relation.insertable):
                 raise bad_input(f"{name} is read-only", self._at(at))
             related += self._relation(entity, relation, member, at, update=update)
+        if parent is not None and inherited:
+            related.append(self._parent_row(entity, parent, inherited, members=members, values=values, path=path))
         for write in related:
             if write.cardinality is Cardinality.TO_ONE:
                 given = [local for local, _ in write.pairs if local in values]
@@ -428,6 +438,37 @@ class WriteInputs:
         (type_name,) = given
         relation, target, at = relations[type_name], self.model.entity(relations[type_name].target), (*at, type_name)
         return self._with(relation, target, K.CONNECT, at, keys=(self.key(target, connect[type_name], at),))
+
+    def _parent_row(
+        self,
+        entity: Entity,
+        parent: Supertype,
+        inherited: dict[str, Any],
+        *,
+        members: Mapping[str, Any],
+        values: dict[str, Any],
+        path: Path,
+    ) -> RelatedWrite:
+        """A table-per-type subtype's create given its parent's columns: the parent's row is created first, as by
+        `<relation>: {create: ...}`, and the subtype's row refers to it (its key, when given, is the parent's)."""
+        relation = next(r for r in entity.relations if r.name == parent.relation)
+        if members.get(relation.name) is not None:
+            given = next(name for name, field in parent.columns if field.name in inherited)
+            raise bad_input(
+                f"{given} and {relation.name} both write the {parent.type_name} row", self._at((*path, given))
+            )
+        target = self.model.entity(parent.target)
+        for local, remote in relation.pairs:
+            own, inherited_key = entity.field_of_column(local), target.field_of_column(remote)
+            if local in values and own is not None and inherited_key is not None:
+                del values[local]
+                inherited[inherited_key.name] = members[own.name]
+        row = self.create(target, inherited, path)
+        # errors name a parent column as the subtype's input does (`input.animalName`)
+        named = {field.column: (*path, self.naming.field(entity, name)) for name, field in parent.columns}
+        paths = tuple((column, named.get(column, at)) for column, at in row.values.paths)
+        row = attrs.evolve(row, values=Values(row.values.values, paths))
+        return self._with(relation, target, K.CREATE, (*path, relation.name), rows=(row,))
 
     def _base(self, relation: Relation, target: Entity, kind: RelationWriteKind, path: Path) -> RelatedWrite:
         junction = self.model.entity(relation.junction) if relation.junction else None

@@ -262,6 +262,19 @@ class Schemas:
                 members[name] = described(schema, f"`{subtype.type_name}` rows only (null in others).")
         return members
 
+    def _parent_members(self, entity: Entity) -> dict[str, Schema]:
+        """A table-per-type subtype's parent columns: given, the parent's row is created with the subtype's."""
+        parent = entity.supertype
+        if parent is None:
+            return {}
+        return {
+            name: described(
+                self.field(attrs.evolve(field, description=None), bounds=True),
+                f"`{parent.type_name}.{field.rest_name}`: creates the `{parent.type_name}` row too.",
+            )
+            for name, field in parent.columns
+        }
+
     def create(self, entity: Entity) -> Schema:
         """`<Type>Create`: the writable columns and the nested writes of its relations, as GraphQL's
         `Create<Type>Input` (SPEC "Nested writes"). Required: the columns with no NULL, default or identity to fall
@@ -276,6 +289,7 @@ class Schemas:
                 "description": f"One new `{entity.type_name}` row; relation members write related rows too.",
                 "properties": {
                     **{f.rest_name: self.field(f, bounds=True) for f in writable},
+                    **self._parent_members(entity),
                     **self._relation_members(entity, update=False),
                 },
             }

@@ -7,6 +7,7 @@ the parent, all or nothing. Fixture tests/fixtures/subtypes.sql."""
 from pathlib import Path
 
 import pytest
+from graphql import GraphQLInputObjectType, GraphQLObjectType
 
 from tests.support.golden import assert_golden
 from tests.support.model import read_schema
@@ -33,9 +34,18 @@ async def query(service, text, variables=None):
 async def test_the_sdl_equals_its_reviewed_copy(database_url, tmp_path):
     schema = await read_schema(database_url, tmp_path, SETTINGS)
     assert_golden(SNAPSHOTS / "subtypes.graphql", schema.sdl)
-    animal = schema.schema.type_map["Animal"]
-    assert str(animal.fields["typename"].type) == "String!"  # type: ignore[attr-defined]
-    assert "typename" not in schema.schema.type_map["Cat"].fields  # type: ignore[attr-defined]
+    create_dog = schema.schema.get_type("CreateDogInput")
+    animal = schema.schema.get_type("Animal")
+    cat = schema.schema.get_type("Cat")
+    assert isinstance(create_dog, GraphQLInputObjectType)
+    assert isinstance(animal, GraphQLObjectType) and isinstance(cat, GraphQLObjectType)
+    assert [name for name in create_dog.fields if name in ("name", "animalName", "born")] == [
+        "name",
+        "animalName",
+        "born",
+    ]
+    assert str(animal.fields["typename"].type) == "String!"
+    assert "typename" not in cat.fields
 
 
 async def test_rows_name_their_concrete_type(service):
@@ -86,5 +96,24 @@ async def test_a_subtype_row_is_created_with_its_parent_row_all_or_nothing(servi
     result = await query(service, create, {"input": {"barkVolume": 9, "animalById": {"create": {"name": "Loud"}}}})
     assert result["data"] == {"createDog": None}
     assert result["errors"][0]["path"] == ["createDog"]
+    assert result["errors"][0]["extensions"]["code"] == "DOGS_LOUD_ONES_NAMED"
+    assert fetch(database_url, "select count(*) from app.animals")[0][0] == before
+
+
+async def test_a_subtype_create_takes_its_parents_columns(service, database_url):
+    result = await query(
+        service,
+        'mutation { createCat(input: {name: "Kit", born: "2025-03-03", lives: 3}) {'
+        " cat { lives animalById { name born typename } } } }",
+    )
+    assert result == {
+        "data": {
+            "createCat": {"cat": {"lives": 3, "animalById": {"name": "Kit", "born": "2025-03-03", "typename": "Cat"}}}
+        }
+    }
+    before = fetch(database_url, "select count(*) from app.animals")[0][0]
+    result = await query(
+        service, 'mutation { createDog(input: {barkVolume: 9, animalName: "Loud"}) { dog { rowId } } }'
+    )
     assert result["errors"][0]["extensions"]["code"] == "DOGS_LOUD_ONES_NAMED"
     assert fetch(database_url, "select count(*) from app.animals")[0][0] == before

@@ -43,3 +43,21 @@ async def test_subtype_columns_keep_their_names_on_the_parent_unless_another_fie
     assert columns == {"Cat": [("lives", "lives")], "Dog": [("barkVolume", "bark_volume"), ("dog.name", "name")]}
     assert animals.subtype_column("dog.name") == (animals.subtypes[1], animals.subtypes[1].columns[1][1])
     assert animals.subtype_column("name") is None
+
+
+async def test_a_subtypes_create_takes_its_parents_columns_but_the_key(model):
+    dogs = entity(model, "dogs")
+    assert dogs.supertype is not None
+    assert (dogs.supertype.target.table, dogs.supertype.type_name, dogs.supertype.relation) == (
+        "animals",
+        "Animal",
+        "animalById",
+    )
+    # the dog's own `name` keeps its name: the animal's is `animalName`
+    assert [(name, field.column) for name, field in dogs.supertype.columns] == [
+        ("animalName", "name"),
+        ("born", "born"),
+    ]
+    assert [name for name, _ in entity(model, "puppies").supertype.columns] == ["barkVolume", "name"]
+    assert entity(model, "animals").supertype is None
+    assert entity(model, "animal_notes").supertype is None

@@ -116,12 +116,50 @@ async def test_a_subtype_row_is_created_with_its_parent_row_in_one_transaction(s
     assert response.json() == {"name": "Bo", "__typename": "Dog", "barkVolume": 5}
 
 
+async def test_a_subtype_create_given_its_parents_columns_creates_the_parent_row_too(service, database_url):
+    # `animalName`: the dog's own `name` keeps its name; the parent's other columns keep theirs
+    body = {"barkVolume": 4, "animalName": "Bo", "born": "2024-02-02", "name": "Bobo"}
+    response = await service.client.post("/rest/dogs", json=body)
+    assert response.status_code == 201, response.text
+    created = response.json()["id"]
+    assert fetch(database_url, f"select name, born::text from app.animals where id = {int(created)}") == [
+        ("Bo", "2024-02-02")
+    ]
+    # a key given is the parent's too
+    response = await service.client.post("/rest/dogs", json=[{"id": 70, "barkVolume": 1, "animalName": "Seventy"}])
+    assert response.status_code == 201, response.text
+    assert fetch(
+        database_url, "select a.name, d.bark_volume from app.animals a join app.dogs d using (id) where id = 70"
+    ) == [("Seventy", 1)]
+    response = await service.client.get("/rest/animals/70?fields=__typename,barkVolume")
+    assert response.json() == {"__typename": "Dog", "barkVolume": 1}
+
+
+async def test_parent_columns_and_the_parent_relation_together_are_refused(service, database_url):
+    before = fetch(database_url, "select count(*) from app.animals")[0][0]
+    body = {"barkVolume": 4, "born": "2024-02-02", "animalById": {"create": {"name": "Bo"}}}
+    response = await service.client.post("/rest/dogs", json=body)
+    assert response.status_code == 400, response.text
+    assert response.json()["detail"] == "born and animalById both write the Animal row"
+    assert response.json()["field"] == "input.born"
+    assert fetch(database_url, "select count(*) from app.animals")[0][0] == before
+
+
 async def test_a_failing_subtype_row_leaves_no_parent_row(service, database_url):
     before = fetch(database_url, "select count(*) from app.animals")[0][0]
     body = {"barkVolume": 9, "animalById": {"create": {"name": "Loud"}}}
     response = await service.client.post("/rest/dogs", json=body)
     assert response.status_code == 422, response.text
     assert response.json()["code"] == "DOGS_LOUD_ONES_NAMED"
+    assert fetch(database_url, "select count(*) from app.animals")[0][0] == before
+    response = await service.client.post("/rest/dogs", json={"barkVolume": 9, "animalName": "Loud"})
+    assert response.status_code == 422, response.text
+    assert response.json()["code"] == "DOGS_LOUD_ONES_NAMED"
+    assert fetch(database_url, "select count(*) from app.animals")[0][0] == before
+    # the parent's row fails: typed by the parent's constraint
+    response = await service.client.post("/rest/dogs", json={"barkVolume": 2, "born": "2024-02-02"})
+    assert response.status_code == 422, response.text
+    assert (response.json()["code"], response.json()["codeType"]) == ("NAME_REQUIRED", "AnimalErrorCode")
     assert fetch(database_url, "select count(*) from app.animals")[0][0] == before
 
 
@@ -137,3 +175,6 @@ async def test_openapi_documents_the_type_and_subtype_columns(service):
         "description": "`Dog` rows only (null in others).",
     }
     assert "__typename" not in document["components"]["schemas"]["Cat"]["properties"]
+    create = document["components"]["schemas"]["DogCreate"]["properties"]
+    assert list(create) == ["id", "barkVolume", "name", "animalName", "born", "animalById"]
+    assert create["animalName"] == {"type": "string", "description": "`Animal.name`: creates the `Animal` row too."}
