@@ -35,7 +35,8 @@ def is_subtype_key(fk: ForeignKey, child: Entity, parent: Entity) -> bool:
 
 
 def with_subtypes(entities: Sequence[Entity], keys: Mapping[EntityRef, Sequence[ForeignKey]]) -> tuple[Entity, ...]:
-    """The entities, each parent with its subtypes (`keys`: each entity's foreign keys to exposed tables)."""
+    """The entities, each parent with its subtypes and each subtype with the parent columns its create takes (`keys`:
+    each entity's foreign keys to exposed tables)."""
     by_ref = {entity.ref: entity for entity in entities}
     found: dict[EntityRef, list[tuple[Entity, ForeignKey]]] = {}
     for child in entities:
@@ -43,9 +44,17 @@ def with_subtypes(entities: Sequence[Entity], keys: Mapping[EntityRef, Sequence[
             parent = by_ref.get(EntityRef(fk.target_schema, fk.target_name))
             if parent is not None and is_subtype_key(fk, child, parent):
                 found.setdefault(parent.ref, []).append((child, fk))
-    parents = {child.ref: (by_ref[ref], fk) for ref, children in found.items() for child, fk in children}
-    parented = (_parent(entity, found[entity.ref]) if entity.ref in found else entity for entity in entities)
-    return tuple(_child(entity, *parents[entity.ref]) if entity.ref in parents else entity for entity in parented)
+    parented = {
+        entity.ref: _parent(entity, found[entity.ref]) if entity.ref in found else entity for entity in entities
+    }
+    parents = {
+        subtype.target: (parent, fk)
+        for parent in parented.values()
+        for subtype in parent.subtypes
+        for child, fk in found[parent.ref]
+        if child.ref == subtype.target
+    }
+    return tuple(_child(entity, *parents[ref]) if ref in parents else entity for ref, entity in parented.items())
 
 
 def _child(entity: Entity, parent: Entity, fk: ForeignKey) -> Entity:

@@ -4,8 +4,8 @@ another column is not; a subtype of a subtype is listed on its own parent only."
 
 import pytest
 
-from svc.model import EntityRef
-from tests.support.model import read_model
+from svc.model import EntityRef, prune_model
+from tests.support.model import read_catalog_and_model, read_model
 
 DATABASE_FIXTURES = ["subtypes.sql"]
 
@@ -61,3 +61,28 @@ async def test_a_subtypes_create_takes_its_parents_columns_but_the_key(model):
     assert [name for name, _ in entity(model, "puppies").supertype.columns] == ["barkVolume", "name"]
     assert entity(model, "animals").supertype is None
     assert entity(model, "animal_notes").supertype is None
+
+
+def test_a_role_sees_the_subtypes_and_columns_its_grants_allow(database_url, tmp_path):
+    catalog, model = read_catalog_and_model(
+        database_url, tmp_path, {"database": {"schemas": ["app"]}}, roles=["svc_subtypes_visitor"]
+    )
+    visitor = prune_model(model, catalog, "svc_subtypes_visitor")
+    animals = entity(visitor, "animals")
+    # cats are not readable; a dog's own name is not: its column is gone from animal rows
+    assert [(s.type_name, [name for name, _ in s.columns]) for s in animals.subtypes] == [("Dog", ["barkVolume"])]
+    assert animals.typename_field == "typename"
+    supertype = entity(visitor, "dogs").supertype
+    assert supertype is not None
+    assert [(name, field.column) for name, field in supertype.columns] == [("animalName", "name")]
+
+
+async def test_a_subtype_whose_reverse_relation_is_omitted_is_a_plain_table(database_url, tmp_path):
+    settings = {
+        "database": {"schemas": ["app"]},
+        "entities": {"dogs": {"foreign_keys": {"dogs_id_fkey": {"omit_reverse": True}}}},
+    }
+    _, model = await read_model(database_url, tmp_path, settings)
+    assert [s.type_name for s in entity(model, "animals").subtypes] == ["Cat"]
+    assert entity(model, "dogs").supertype is None
+    assert entity(model, "cats").supertype is not None
