@@ -1,7 +1,7 @@
 """The OpenAPI document of the rarer schema shapes tells the truth too (issue 23, "Done when"): schemathesis, run as in
 tests/rest/test_schemathesis.py against the `svc` command on loopback, finds no 5xx and no undocumented answer on
 each shape's fixture, served alone: JSON Schema columns, postgres_fdw foreign tables over a second database,
-exclusive arcs, and temporal keys (on PostgreSQL 18: `pg18_server`)."""
+exclusive arcs, table-per-type subtypes, and temporal keys (on PostgreSQL 18: `pg18_server`)."""
 
 from collections.abc import Callable
 from contextlib import ExitStack
@@ -27,6 +27,7 @@ SHAPES: dict[str, tuple[list[str], list[str], Callable[[ExitStack, str, str], No
     "json_schema_columns": (["json_schema.sql"], ["app"], None, False),
     "foreign_tables": (["fdw_local.sql"], ["app"], _foreign_tables, False),
     "exclusive_arcs": (["arcs.sql"], ["app"], None, False),
+    "table_per_type_subtypes": (["subtypes.sql"], ["app"], None, False),
     "temporal_keys": (["temporal.sql"], ["public"], None, True),
 }
 
