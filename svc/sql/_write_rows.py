@@ -143,10 +143,12 @@ class RowWriter(WriterBase):
             effect = Effect.INSERT if conflict.nothing else Effect.UPSERT
             extras = (("__inserted", "boolean"),)
         values = [*(sql.SQL("s.{}").format(sql.Identifier(c)) for c in given), *(i.expression() for i in inherited)]
+        # A row giving no column (`{}`) takes every default: no column list, a select of none.
+        targets = sql.SQL(" ({})").format(names([*given, *taken])) if given or taken else sql.SQL("")
         body = sql.SQL(
-            "insert into {} as t ({}) select {} from {} s{}{}{} order by s.__n{} returning {}"
+            "insert into {} as t{} select {} from {} s{}{}{} order by s.__n{} returning {}"
         ).format(
-            qualified(table), names([*given, *taken]), sql.SQL(", ").join(values), source,
+            qualified(table), targets, sql.SQL(", ").join(values), source,
             sql.SQL("").join(sql.SQL(" cross join {} {}").format(j.source, sql.Identifier(j.alias)) for j in joins),
             locked, where, action, answered,
         )  # fmt: skip
