@@ -84,8 +84,9 @@ class Transaction:
 
     The unit's own transaction (`open`) starts with BEGIN and the session's settings queued, not sent: they go with
     the unit's first statement in one pipeline turn (`svc.db._wire`), and the statement a unit marks `last` goes with
-    the COMMIT (and the position query); so a write with its payload read costs two round trips and a read as a role
-    one. A statement's error is raised by the call that sent it. Statements sent through psycopg (`execute`,
+    the COMMIT (and the position query); several statements may go in one turn (`fetch_each`: a write and its
+    payload read), so a create with its payload read costs one round trip, and so does a read as a role. A
+    statement's error is raised by the call that sent it. Statements sent through psycopg (`execute`,
     `stream`, `copy_in`: savepoints, imports, the events' own statements) send what is queued first."""
 
     def __init__(
@@ -169,6 +170,32 @@ class Transaction:
         text = _tagged(statement, self._comment)
         (row,) = await _recorded(self._kind, text, self._fetch(text, params, one=True, last=last))
         return row
+
+    async def fetch_each(
+        self, statements: Sequence[tuple[str, Mapping[str, Any]]], *, last: bool = False
+    ) -> list[tuple[bytes | None, ...]]:
+        """The one row of each compiled statement, sent together in one turn (`fetch_raw` each, without waiting
+        for one's answer to send the next: a later one cannot take values from an earlier one's answer, only from
+        what it left in the transaction). The first failure is raised, the later statements not run. `last` as
+        `fetch_raw`."""
+        self._counter.sent += len(statements)
+        texts = [_tagged(statement, self._comment) for statement, _ in statements]
+        if self._explain:
+            await self._send_queued()
+            for text, (_, params) in zip(texts, statements, strict=True):
+                await _explain(self.connection, text, params)
+        conn = self.connection
+        commands = [compiled(conn.raw, text, params) for text, (_, params) in zip(texts, statements, strict=True)]
+        started = time.perf_counter()
+        try:
+            results = await self._turn(commands, closing=last)
+        except psycopg.Error as exc:
+            for text in texts:  # each was under way for the whole turn
+                database_operation(self._kind, text, started, exc.sqlstate or "")
+            raise
+        for text in texts:
+            database_operation(self._kind, text, started)
+        return [_loaded(conn, result, one=True)[0] for result in results]
 
     async def fetch_rows(
         self, statement: str, params: Mapping[str, Any], *, last: bool = False

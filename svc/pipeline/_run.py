@@ -16,8 +16,9 @@ temporary functions, which a standby lacks; writes run on the primary.
 - `write`: a mutation plan (SPEC "Mutations"): root fields in order, each its write statements then its payload read
   by key, in ONE transaction (a savepoint inside the caller's when it has one open); a later field sees earlier
   writes; any failure rolls back the whole operation and names the field. A write tree is as few statements as the
-  order of its effects allows (`svc.sql.compile_write`); rows pass from one to the next, and from the write to its
-  payload read, as the JSON texts the database answered, never decoded. What Python reads of an answer is its small
+  order of its effects allows (`svc.sql.compile_write`); rows pass from one to the next as the JSON texts the
+  database answered, never decoded, and from the write to its payload read (sent with it) through settings of the
+  transaction, never through Python. What Python reads of an answer is its small
   status object (counts and missing keys, checked in plan order) and the count of rows written.
 
 Stages are timed here, once, for the request's record (`svc.telemetry`): `<api>.compile` (limits checked and the
@@ -314,10 +315,10 @@ async def _step(statements: Statements, tx: Transaction, step: MutationStep, *, 
             return Payload(step, {step.key: text})
         if step.write is None:
             return Payload(step, {})
-        written = await _write(statements, tx, step)
+        written, texts = await _write(statements, tx, step, last=last)
         return Payload(
             step,
-            await _payload(statements, tx, step, written, last=last),
+            texts,
             affected=int(written.get("count") or b"0"),
             keys=written.get("keys"),
             deleted_id=written.get("id"),
@@ -332,25 +333,48 @@ async def _step(statements: Statements, tx: Transaction, step: MutationStep, *, 
         raise typed from exc
 
 
-async def _write(statements: Statements, tx: Transaction, step: MutationStep) -> dict[str, bytes | None]:
-    """A step's write: its statements in order, each one's status checked before the next runs; the last one's
-    answers (JSON texts) by name."""
+#: The payload read's slots (`Slots`), each filled by the write's output of the same name.
+_SLOTS = ("keys", "rows", "previous")
+
+
+async def _write(
+    statements: Statements, tx: Transaction, step: MutationStep, *, last: bool
+) -> tuple[dict[str, bytes | None], dict[str, bytes | None]]:
+    """A step's write and its payload read: the write's statements in order, each one's status checked before the
+    next runs; its last statement's answers (JSON texts) by name, and the payload read's texts by root key.
+
+    The payload read is sent with the write's last statement, in the same turn (issue 22: a create is one round
+    trip, with BEGIN and COMMIT), taking what it needs of the write's answer from the settings the write left it in
+    (`carried`). The COMMIT goes with them when the step is the unit's `last` and its write has no checks (a check
+    failing after the commit could not undo the write); with checks, the status is checked once both are answered
+    and the commit follows."""
     write = step.write
     assert write is not None
     if write == ():
-        return {}  # no rows to create: nothing written
+        return {}, await _payload(statements, tx, step, last=last)  # no rows to create: nothing written
     wants_id = any(member.kind is PayloadKind.DELETED_ID for member in step.members)
     global_ids = step.type_name if wants_id and step.type_name else None
-    compiled = statements.write(write, rows=step.slots.rows is not None, global_ids=global_ids)
+    slots = [(slot, name) for name in _SLOTS if (slot := getattr(step.slots, name)) is not None]
+    carried = tuple(output for _, output in slots) if step.payload is not None else ()
+    compiled = statements.write(write, rows=step.slots.rows is not None, global_ids=global_ids, carried=carried)
     params = compiled.params(write)
     answers: list[tuple[bytes | None, ...]] = []
-    for statement in compiled.statements:
+    texts: dict[str, bytes | None] = {}
+    final = len(compiled.statements) - 1
+    # The slots the write fills (`keys` only when the rows have a key); the others read "no rows".
+    slots = [(slot, output) for slot, output in slots if output in compiled.statements[final].columns]
+    for position, statement in enumerate(compiled.statements):
         named = dict(params)
-        for position, (earlier, column) in enumerate(statement.imports):
+        for index, (earlier, column) in enumerate(statement.imports):
             text = answers[earlier][column]
-            named[f"x{position}"] = text.decode() if text is not None else None
+            named[f"x{index}"] = text.decode() if text is not None else None
         try:
-            answer = await tx.fetch_raw(statement.text, named)
+            if position == final and step.payload is not None:
+                answer, texts = await _with_payload(
+                    statements, tx, step, (statement.text, named), slots, last=last and not compiled.checks
+                )
+            else:
+                answer = await tx.fetch_raw(statement.text, named)
         except psycopg.Error as exc:
             if exc.sqlstate in RETRYABLE_SQLSTATES:
                 raise
@@ -363,25 +387,48 @@ async def _write(statements: Statements, tx: Transaction, step: MutationStep) ->
         failure = first_failure(compiled.checks, status, write, statements.model)
         if failure is not None:
             raise failure
-    last = compiled.statements[-1]
-    return dict(zip(last.columns, answers[-1][1:], strict=True))
+    written = dict(zip(compiled.statements[final].columns, answers[-1][1:], strict=True))
+    return written, texts
+
+
+async def _with_payload(
+    statements: Statements,
+    tx: Transaction,
+    step: MutationStep,
+    write: tuple[str, dict[str, Any]],
+    slots: Sequence[tuple[int, str]],
+    *,
+    last: bool,
+) -> tuple[tuple[bytes | None, ...], dict[str, bytes | None]]:
+    """A write statement and the payload read sent together: the write's answer, and the read's texts by root
+    key. The read's slots are the write's outputs it left in the transaction's settings."""
+    assert step.payload is not None
+    compiled = statements.carried(step.payload, tuple(slots))
+    values = _no_rows(step)
+    for slot, _ in slots:
+        values[slot] = None  # read from the setting, not sent
+    answer, read = await tx.fetch_each([write, (compiled.statement, _named(values))], last=last)
+    return answer, dict(zip((root.key for root in step.payload.roots), read, strict=True))
 
 
 async def _payload(
-    statements: Statements, tx: Transaction, step: MutationStep, written: Mapping[str, bytes | None], *, last: bool
+    statements: Statements, tx: Transaction, step: MutationStep, *, last: bool
 ) -> dict[str, bytes | None]:
-    """The payload read's texts by root key: its slots filled with what the write answered, as it answered it: the
-    written rows' keys, the rows themselves and the rows as they were."""
+    """The payload read's texts by root key, after a write that wrote nothing (no keys, no rows)."""
     if step.payload is None:
         return {}
-    values = list(step.payload_values)
-    for slot, name in ((step.slots.keys, "keys"), (step.slots.rows, "rows"), (step.slots.previous, "previous")):
-        if slot is not None:
-            text = written.get(name)
-            values[slot] = text.decode() if text is not None else "[]"
     compiled = statements.read(step.payload)
-    answers = await tx.fetch_raw(compiled.statement, _named(values), last=last)
+    answers = await tx.fetch_raw(compiled.statement, _named(_no_rows(step)), last=last)
     return dict(zip((root.key for root in step.payload.roots), answers, strict=True))
+
+
+def _no_rows(step: MutationStep) -> list[Any]:
+    """The payload read's values, its slots filled with no rows (an empty JSON array)."""
+    values = list(step.payload_values)
+    for name in _SLOTS:
+        if (slot := getattr(step.slots, name)) is not None:
+            values[slot] = "[]"
+    return values
 
 
 async def _in_savepoint(tx: Transaction, work: Callable[[Transaction], Awaitable[T]]) -> T:

@@ -11,7 +11,16 @@ import functools
 from svc.config import ErrorsConfig, LimitsConfig
 from svc.model import EntityRef, Model
 from svc.plan import Read, ReadPlan, RowsFormat, Table
-from svc.sql import CompiledRead, CompiledWrite, WriteTree, compile_batch, compile_read, compile_rows, compile_write
+from svc.sql import (
+    CompiledRead,
+    CompiledWrite,
+    WriteTree,
+    compile_batch,
+    compile_carried,
+    compile_read,
+    compile_rows,
+    compile_write,
+)
 from svc.telemetry import cache_lookup, cache_miss
 
 #: Compiled statements kept per snapshot (least recently used out), reads and writes each.
@@ -28,6 +37,7 @@ class Statements:
         self.limits = limits
         self.errors = errors
         self._reads = functools.lru_cache(maxsize=size)(_read)
+        self._carried = functools.lru_cache(maxsize=size)(_carried)
         self._batches = functools.lru_cache(maxsize=size)(compile_batch)
         self._rows = functools.lru_cache(maxsize=size)(compile_rows)
         self._writes = functools.lru_cache(maxsize=size)(functools.partial(_write, returned=returned_columns(model)))
@@ -35,6 +45,12 @@ class Statements:
     def read(self, plan: ReadPlan) -> CompiledRead:
         cache_lookup("operation")
         return self._reads(plan)
+
+    def carried(self, plan: ReadPlan, carried: tuple[tuple[int, str], ...]) -> CompiledRead:
+        """The payload read of `plan` sent with its write: the values at `carried`'s indexes are the write's outputs
+        it names, left in the transaction's settings (`write(carried=...)`)."""
+        cache_lookup("operation")
+        return self._carried(plan, carried)
 
     def batch(self, plan: ReadPlan, params: int) -> CompiledRead:
         """The read of `plan` for many sets of its `params` values at once (live queries of one shape)."""
@@ -44,11 +60,14 @@ class Statements:
         """Every row of a root list read, one statement row each, as `format` writes it (an export)."""
         return self._rows(read, format)
 
-    def write(self, write: WriteTree, *, rows: bool, global_ids: str | None) -> CompiledWrite:
+    def write(
+        self, write: WriteTree, *, rows: bool, global_ids: str | None, carried: tuple[str, ...] = ()
+    ) -> CompiledWrite:
         """A write tree's statements (a tree is its shape: its values are left out of its equality), answering the
-        rows when `rows`, and the first row's global ID of type `global_ids` when given."""
+        rows when `rows`, and the first row's global ID of type `global_ids` when given; the outputs named in
+        `carried` are also left in the transaction's settings, for a payload read sent with the write."""
         cache_lookup("operation")
-        return self._writes(write, rows=rows, global_ids=global_ids)
+        return self._writes(write, rows=rows, global_ids=global_ids, carried=carried)
 
 
 def _read(plan: ReadPlan) -> CompiledRead:
@@ -56,11 +75,21 @@ def _read(plan: ReadPlan) -> CompiledRead:
     return compile_read(plan)
 
 
+def _carried(plan: ReadPlan, carried: tuple[tuple[int, str], ...]) -> CompiledRead:
+    cache_miss("operation")
+    return compile_carried(plan, carried)
+
+
 def _write(
-    write: WriteTree, *, rows: bool, global_ids: str | None, returned: dict[Table, tuple[str, ...]]
+    write: WriteTree,
+    *,
+    rows: bool,
+    global_ids: str | None,
+    carried: tuple[str, ...],
+    returned: dict[Table, tuple[str, ...]],
 ) -> CompiledWrite:
     cache_miss("operation")
-    return compile_write(write, rows=rows, global_ids=global_ids, returned=returned)
+    return compile_write(write, rows=rows, global_ids=global_ids, carried=carried, returned=returned)
 
 
 def returned_columns(model: Model) -> dict[Table, tuple[str, ...]]:

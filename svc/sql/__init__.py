@@ -3,7 +3,7 @@ effects allows, each with its parameter names. Pure: it never touches the databa
 (the planner has refused bad input already)."""
 
 from ._import import ImportStatements
-from ._read import LATERAL_LIMIT, CompiledRead, compile_batch, compile_read, compile_rows
+from ._read import LATERAL_LIMIT, CompiledRead, compile_batch, compile_carried, compile_read, compile_rows
 from ._values import row_object
 from ._write import CompiledWrite, compile_write
 from ._write_base import Check, CheckKind
@@ -20,6 +20,7 @@ __all__ = [
     "WriteStatement",
     "WriteTree",
     "compile_batch",
+    "compile_carried",
     "compile_read",
     "compile_rows",
     "compile_write",

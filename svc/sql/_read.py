@@ -16,7 +16,7 @@ take the real table row: inside the inner query that is its alias; outside, the 
 Aliases are handed out in walk order and values are named placeholders, so one shape always gives one text.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import LiteralString
 
 import attrs
@@ -65,7 +65,7 @@ from svc.plan import (
 from ._aggregates import StatsWriter, asks_for_stats, key_value
 from ._filters import Expressions, RowSide, TypeName, Value, link_condition, param, qualified, where
 from ._search import SearchWriter
-from ._values import global_id, json_object, mapped
+from ._values import carried_setting, global_id, json_object, mapped
 
 #: Relations of a row read by lateral joins; the rest are scalar subqueries (SPEC "Operations": beyond eight).
 LATERAL_LIMIT = 8
@@ -124,7 +124,7 @@ def compile_batch(plan: ReadPlan, params: int) -> CompiledRead:
     ).format(
         arrays=sql.SQL(", ").join(arrays),
         names=sql.SQL(", ").join(names),
-        read=_from_set(read),
+        read=_replaced(read, lambda index: sql.Identifier("svc_set", f"p{index}")),
     )
     return CompiledRead(statement.as_string(None), tuple(root.key for root in plan.roots))
 
@@ -137,17 +137,29 @@ def compile_rows(read: Read, format: RowsFormat) -> CompiledRead:
     return CompiledRead(statement.as_string(None), tuple(output.key for output in read.shape.outputs))
 
 
+def compile_carried(plan: ReadPlan, carried: Sequence[tuple[int, str]]) -> CompiledRead:
+    """The read of `plan` where the values at some indexes are a write's outputs (`carried`: index and output)
+    read from the settings of the transaction the write left them in (`compile_write(carried=...)`), not from
+    parameters: the read can be sent with the write, before the write's answer is back."""
+    settings = {
+        index: sql.SQL("current_setting({}, true)").format(sql.Literal(carried_setting(output)))
+        for index, output in carried
+    }
+    read = _replaced(_roots(_Compiler(), plan), settings.get)
+    return CompiledRead(read.as_string(None), tuple(root.key for root in plan.roots))
+
+
 def _roots(compiler: "_Compiler", plan: ReadPlan) -> sql.Composed:
     columns = [sql.SQL("({})::text").format(compiler.root(root)) for root in plan.roots]
     return sql.SQL("select {}").format(sql.SQL(", ").join(columns))
 
 
-def _from_set(node: sql.Composable) -> sql.Composable:
-    """`node` with each value's placeholder `%(pN)s` replaced by the column `svc_set.pN`."""
+def _replaced(node: sql.Composable, by: Callable[[int], sql.Composable | None]) -> sql.Composable:
+    """`node` with the placeholder `%(pN)s` of each value `by` gives a piece for replaced by that piece."""
     if isinstance(node, Value):
-        return sql.Identifier("svc_set", f"p{node.index}")
+        return by(node.index) or node
     if isinstance(node, sql.Composed):
-        return sql.Composed([_from_set(part) for part in node])
+        return sql.Composed([_replaced(part, by) for part in node])
     return node
 
 

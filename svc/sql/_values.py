@@ -102,3 +102,9 @@ def global_id(type_name: str, key: sql.Composable) -> sql.Composable:
     """base64 of `<Type>:<key>`, without the line breaks base64 inserts every 76 characters."""
     prefix = sql.Literal(f"{type_name}:")
     return sql.SQL("translate(encode(convert_to({} || {}::text, 'UTF8'), 'base64'), E'\\n', '')").format(prefix, key)
+
+
+def carried_setting(output: str) -> str:
+    """The transaction's setting a write leaves its output `output` in (`keys`, `rows`, `previous`) for the
+    payload read sent with it (`compile_write(carried=...)`, `compile_carried`)."""
+    return f"svc.write_{output}"

@@ -14,6 +14,10 @@ order (`Check`); writes that depend on a key that named no row do not happen (th
 check, not a constraint, names the problem. The last statement answers, as JSON texts for the payload read: the
 written rows' keys in order (`keys`), how many (`count`), the rows (`rows`, when asked), the rows as they were
 (`previous`, when the tree asks), and the first one's global ID (`id`, when asked: a deleted row's).
+
+A write whose payload read is sent with it, before its answer is back (one round trip: `compile_write(carried=...)`
+and `svc.sql.compile_carried`), also leaves the outputs the read takes in settings of its transaction (`carried`):
+the read takes them from there rather than from parameters.
 """
 
 from collections.abc import Mapping, Sequence
@@ -26,7 +30,7 @@ from svc.plan import BulkWrite, DeleteWrite, OnConflict, RelationWriteKind, RowW
 
 from ._filters import qualified
 from ._read import filter_expressions
-from ._values import global_id, json_object
+from ._values import carried_setting, global_id, json_object
 from ._write_base import NUMBERED, PREVIOUS, Check, CheckKind
 from ._write_pieces import assigned, equal, listed, row_json, selected, union
 from ._write_program import Effect, Output, Part, WriteStatement, assemble
@@ -50,11 +54,16 @@ class CompiledWrite:
 
 
 def compile_write(
-    write: WriteTree, returned: Mapping[Table, tuple[str, ...]], *, rows: bool = False, global_ids: str | None = None
+    write: WriteTree,
+    returned: Mapping[Table, tuple[str, ...]],
+    *,
+    rows: bool = False,
+    global_ids: str | None = None,
+    carried: tuple[str, ...] = (),
 ) -> CompiledWrite:
     """The statements of a write tree. `returned`: the columns rows are answered with, per table (all when a
     table has none); `rows`: whether the rows are answered; `global_ids`: the type name of the rows' global IDs,
-    the first answered as `id`."""
+    the first answered as `id`; `carried`: the outputs also left in the transaction's settings (`carried`)."""
     writer = _Writer(returned)
     if isinstance(write, tuple):
         roots = writer.create_many(write)
@@ -64,8 +73,16 @@ def compile_write(
         roots = writer.delete(write)
     else:
         roots = writer.bulk(write)
-    outputs = writer.outputs(roots, rows=rows, global_ids=global_ids)
+    outputs = [
+        Output(output.name, _carry(output.name, output.expression), output.uses) if output.name in carried else output
+        for output in writer.outputs(roots, rows=rows, global_ids=global_ids)
+    ]
     return CompiledWrite(assemble(writer.parts, outputs), tuple(writer.sources), tuple(writer.checks))
+
+
+def _carry(output: str, expression: sql.Composable) -> sql.Composable:
+    """`expression`'s text, also left in the transaction's setting for `output` (which `set_config` answers)."""
+    return sql.SQL("set_config({}, ({})::text, true)").format(sql.Literal(carried_setting(output)), expression)
 
 
 @attrs.frozen
