@@ -327,6 +327,10 @@ class ValueMap(enum.Enum):
     AS_IS = "as_is"  # to_json's own form (numbers, strings, booleans, JSON, ISO dates)
     TEXT = "text"  # bigint and numeric as strings
     TEXT_ARRAY = "text_array"  # arrays of those as arrays of strings
+    # AS_IS too, for values whose text a CSV cell can take without to_json's round trip or without quoting:
+    STRING = "string"  # text and varchar: to_json's string of the value's own text (which a CSV cell may quote)
+    NUMBER = "number"  # integer and float: to_json's number, the value's own text (never quoted in CSV)
+    PLAIN = "plain"  # booleans, UUIDs, dates and times: to_json's text holds no comma, quote or edge space
 
 
 @attrs.frozen

@@ -39,6 +39,22 @@ class Everything:
 EVERYTHING = Everything()
 
 
+#: The mappings of scalars by name, other than AS_IS (String's depends on its SQL type).
+_SCALAR_MAPS = {
+    Scalar.BIG_INT.value: ValueMap.TEXT,
+    Scalar.DECIMAL.value: ValueMap.TEXT,
+    Scalar.INT.value: ValueMap.NUMBER,
+    Scalar.FLOAT.value: ValueMap.NUMBER,
+    Scalar.BOOLEAN.value: ValueMap.PLAIN,
+    Scalar.UUID.value: ValueMap.PLAIN,
+    Scalar.DATE.value: ValueMap.PLAIN,
+    Scalar.DATETIME.value: ValueMap.PLAIN,
+    Scalar.TIME.value: ValueMap.PLAIN,
+}
+#: AS_IS mappings that say more of a single value (its CSV cell): a list of such values is AS_IS.
+_SCALAR_FORMS = frozenset({ValueMap.STRING, ValueMap.NUMBER, ValueMap.PLAIN})
+
+
 def value_map(type_: ValueType, model: Model, selection: Selection = EVERYTHING) -> ValueMapping:
     """The mapping of a value of `type_`, its composite and range members as `selection` wants them."""
     kind = type_.kind
@@ -49,12 +65,15 @@ def value_map(type_: ValueType, model: Model, selection: Selection = EVERYTHING)
             return ValueMap.TEXT_ARRAY
         if isinstance(item, EnumMap | RangeMap):
             return attrs.evolve(item, array=True)
-        return item
+        return ValueMap.AS_IS if item in _SCALAR_FORMS else item
     if kind is ValueKind.ENUM:
         differing = tuple((label, value) for label, value in model.enum(type_.name).values if label != value)
         return EnumMap(differing) if differing else ValueMap.AS_IS
     if kind is ValueKind.SCALAR:
-        return ValueMap.TEXT if type_.name in (Scalar.BIG_INT.value, Scalar.DECIMAL.value) else ValueMap.AS_IS
+        if type_.name == Scalar.STRING.value:
+            own_text = type_.sql_type == "text" or type_.sql_type.startswith("character varying")
+            return ValueMap.STRING if own_text else ValueMap.AS_IS
+        return _SCALAR_MAPS.get(type_.name, ValueMap.AS_IS)
     if kind is ValueKind.RANGE:
         range_type = next(r for r in model.ranges if r.name == type_.name)
         bound = value_map(range_type.bound, model)

@@ -57,6 +57,7 @@ from svc.plan import (
     SubtypeJoin,
     Table,
     TypeNameOutput,
+    ValueMap,
     Window,
     WindowFunction,
     WindowOutput,
@@ -259,13 +260,15 @@ class _Compiler:
         else:
             # Each cell's text computed once, below the record (`offset 0` keeps the planner from folding the
             # subquery into it, which would compute a cell once per mention in `_csv_field`).
-            cells = [sql.Identifier(f"c{position}") for position in range(len(pairs))]
-            line = sql.SQL("concat_ws(',', {})").format(
-                sql.SQL(", ").join(_csv_field(sql.SQL("{}.{}").format(rows, cell)) for cell in cells)
-            )
+            cells = [_csv_cell(output, value) for output, (_, value) in zip(read.shape.outputs, pairs, strict=True)]
+            names = [sql.Identifier(f"c{position}") for position in range(len(pairs))]
+            fields = [
+                (_csv_field if quoted else _csv_plain)(sql.SQL("{}.{}").format(rows, name))
+                for name, (_, quoted) in zip(names, cells, strict=True)
+            ]
+            line = sql.SQL("concat_ws(',', {})").format(sql.SQL(", ").join(fields))
             selected = sql.SQL(", ").join(
-                sql.SQL("{} as {}").format(_json_text(value), cell)
-                for (_, value), cell in zip(pairs, cells, strict=True)
+                sql.SQL("{} as {}").format(text, name) for (text, _), name in zip(cells, names, strict=True)
             )
         statement = "select {line} from (select {selected} from ({inner}) {row}{joins}{order} offset 0) {rows}"
         return sql.SQL(statement).format(
@@ -883,6 +886,27 @@ def _json_text(value: sql.Composable) -> sql.Composable:
     if value == sql.SQL("null"):
         return sql.SQL("null::text")
     return sql.SQL("(to_json({}) #>> '{{}}')").format(value)
+
+
+def _csv_cell(output: Output, value: sql.Composable) -> tuple[sql.Composable, bool]:
+    """A value's text as a CSV cell takes it (`_json_text`), and whether that text may need quoting. Where the
+    output's mapping says what the value is, its text comes without to_json's round trip (numbers, strings), and
+    texts that never hold a comma, quote, line break or edge space are not searched for one."""
+    mapping = output.map if isinstance(output, ColumnOutput | ComputedOutput) else None
+    if isinstance(output, ComputedOutput) and output.returns_set:
+        mapping = None  # a JSON array
+    if mapping in (ValueMap.NUMBER, ValueMap.TEXT):
+        return sql.SQL("({})::text").format(value), False
+    if mapping is ValueMap.STRING:
+        return sql.SQL("({})::text").format(value), True
+    if mapping is ValueMap.PLAIN:
+        return sql.SQL("(to_json({}) #>> '{{}}')").format(value), False
+    return _json_text(value), True
+
+
+def _csv_plain(text: sql.Composable) -> sql.Composable:
+    """One CSV field of a cell's text that needs no quoting: null is an empty field."""
+    return sql.SQL("coalesce({}, '')").format(text)
 
 
 def _csv_field(text: sql.Composable) -> sql.Composable:

@@ -26,8 +26,12 @@ def json_object(pairs: Sequence[tuple[str, sql.Composable]]) -> sql.Composable:
     return sql.SQL("(select row_to_json(o) from (select {}) o)").format(columns)
 
 
+#: The mappings under which a value is its own JSON (`to_json`'s form).
+AS_IS = frozenset({ValueMap.AS_IS, ValueMap.STRING, ValueMap.NUMBER, ValueMap.PLAIN})
+
+
 def mapped(value: sql.Composable, mapping: ValueMapping) -> sql.Composable:
-    if mapping is ValueMap.AS_IS:
+    if mapping in AS_IS:
         return value
     if mapping is ValueMap.TEXT:
         return sql.SQL("{}::text").format(value)

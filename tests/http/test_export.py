@@ -115,6 +115,51 @@ async def test_the_cells_are_rest_lists_own(service, format_):
     assert exported.content == expected
 
 
+CELL_COLUMNS = ("id", "words", "label", "code", "tally", "ratio", "done", "token", "day", "stamp", "naive", "clock")
+CELL_COLUMNS += ("zoned", "span", "doc", "amount", "big", "nums")
+#: A value of each type where its text is special: edge spaces, empty, commas, quotes, line breaks, NaN and
+#: infinities, BC dates, JSON strings and nulls, nulls.
+CELLS = r"""
+create table app_public.cells (id integer primary key, words text, label varchar(20), code char(3), tally integer,
+  ratio float8, done boolean, token uuid, day date, stamp timestamptz, naive timestamp, clock time, zoned timetz,
+  span interval, doc jsonb, amount numeric, big bigint, nums integer[]);
+insert into app_public.cells values
+  (1, ' lead', 'a,b', 'x', 1, 'NaN', true, 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '2026-01-02',
+   '2026-01-02 03:04:05+00', '2026-01-02 03:04:05.5', '12:00', '12:00+02', '1 day 02:00', '{"a": [1, "x,y"]}', 1.50,
+   9007199254740993, '{1,2}'),
+  (2, 'trail ', '', 'ab', -5, 'Infinity', false, null, 'infinity', '-infinity', '0044-03-15 12:00 BC', '00:00',
+   '23:59:59.999-05:30', '-3 mons', '"say \"hi\""', 'NaN', -1, '{}'),
+  (3, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null),
+  (4, '', E'\t tab', '', 0, 1e20, true, null, '0044-03-15 BC', now(), null, null, null, '0', 'null', 0, 0, '{null}'),
+  (5, E'x\r\ny', E'line\nbreak', ' ', 2147483647, -0.5, null, null, null, null, null, null, null, null, '[]', 1e-30,
+   null, null),
+  (6, 'say "hi"', 'plain', 'abc', null, 1.5e-7, null, null, null, null, null, null, null, null, '""', null, null,
+   null)
+"""
+
+
+async def test_each_type_s_csv_cell_is_the_one_its_json_value_gives(tmp_path, database_url):
+    """An export's CSV cells are computed per type (a string's own text, a number's text without to_json's round
+    trip, no search for a comma in a date): byte for byte what REST's CSV, which reads each cell from the row's
+    JSON object, gives for every type, with quoting where the text asks for it."""
+    execute(database_url, CELLS)
+    selection = "id: rowId " + " ".join(CELL_COLUMNS[1:])
+    query = f"{{ cellsConnection(orderBy: ROW_ID_ASC) {{ nodes {{ {selection} }} }} }}"
+    async with running_service(tmp_path, database_url, SCHEMAS) as service:
+        exported = await export(service.client, query, format="csv")
+        listed = await service.client.get(
+            "/rest/cells", params={"fields": ",".join(CELL_COLUMNS), "order": "id"}, headers={"accept": "text/csv"}
+        )
+    assert exported.status_code == 200, exported.text
+    assert listed.status_code == 200, listed.text
+    print(listed.content.decode())
+    print(exported.content.decode())
+    assert b'\r\n1," lead","a,b","x  ",1,NaN,true,a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11,2026-01-02,' in listed.content
+    assert b"\r\n3,,,,,,,,,,,,,,,,,\r\n" in listed.content
+    assert b'\r\n4,"",' in listed.content
+    assert exported.content == listed.content
+
+
 async def test_no_rows_give_the_csv_header_alone_and_an_empty_ndjson_body(service):
     query = "{ readingsConnection(filter: {rowId: {lessThan: 0}}) { nodes { rowId note } } }"
     csv = await export(service.client, query, format="csv")
