@@ -18,7 +18,6 @@ from graphql.language.block_string import print_block_string
 
 from svc.catalog import Bounds
 from svc.model import (
-    Arc,
     Cardinality,
     ComputedField,
     Entity,
@@ -353,21 +352,21 @@ class _Writer:
             targets = [self.entities[r.target] for r in relations]
             out.describe(f"A row `{entity.names.type}.{arc.name}` may point at.")
             out.add(f"union {arc.type_name} = {' | '.join(t.names.type for t in targets)}\n")
-            if not self._arc_connects(entity, arc):
+            connects = self.model.arc_input(entity, arc)
+            if not connects:
                 continue
             out.describe(f"Sets `{entity.names.type}.{arc.name}`: connects the row of the one type given.")
             out.add(f"input {arc.input_name} {{\n  connect: {arc.connect_name}!\n}}\n")
             out.describe(f"The row `{arc.name}` points at: give exactly one type's key.")
             out.add(f"input {arc.connect_name} {{")
-            out.lines += [f"  {t.names.type}: {t.names.key_input}" for t in self._arc_connects(entity, arc)]
+            out.lines += [f"  {t.names.type}: {t.names.key_input}" for _, t in connects]
             out.add("}\n")
 
-    def _arc_connects(self, entity: Entity, arc: Arc) -> list[Entity]:
-        """The arc's targets a create can connect: those with a key input, through a relation the role may write."""
-        if Operation.CREATE not in entity.operations:
-            return []
-        targets = [self.entities[r.target] for r in entity.arc_relations(arc) if r.insertable]
-        return [t for t in targets if t.primary_key is not None or t.lookups]
+    def _arc_members(self, entity: Entity, *, update: bool) -> None:
+        """The members of a create's (an update's) input setting an exclusive arc."""
+        for arc in entity.arcs:
+            if self.model.arc_connects(entity, arc, update=update):
+                self.out.add(f"  {arc.name}: {arc.input_name}")
 
     def _search_types(self, entity: Entity) -> None:
         """The field enums of an entity's search methods, and its search results and hits (SPEC "Search fields")."""
@@ -746,9 +745,7 @@ class _Writer:
                     out.describe(f"`{parent.type_name}.{field.name}`: creates the `{parent.type_name}` row too.", "  ")
                     out.add(f"  {name}: {_input(field.type)}{_constraint(field)}")
             self._relation_inputs(entity, update=False)
-            for arc in entity.arcs:
-                if self._arc_connects(entity, arc):
-                    out.add(f"  {arc.name}: {arc.input_name}")
+            self._arc_members(entity, update=False)
             out.add("}\n")
         if Operation.UPDATE in entity.operations:
             out.describe(f"Changes to a `{names.type}` row: the members given are set (null sets NULL).")
@@ -757,6 +754,7 @@ class _Writer:
                 if field.updatable:
                     out.add(f"  {field.name}: {_input(field.type)}{_constraint(field)}")
             self._relation_inputs(entity, update=True)
+            self._arc_members(entity, update=True)
             out.add("}\n")
 
     def _relation_inputs(self, entity: Entity, *, update: bool) -> None:

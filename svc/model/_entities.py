@@ -767,5 +767,28 @@ class Model:
     def entity_named(self, type_name: str) -> Entity | None:
         return self._by_type.get(type_name)
 
+    def arc_targets(self, entity: Entity, arc: Arc, *, update: bool) -> tuple[tuple[Relation, Entity], ...]:
+        """The arc's relations, with their targets, that a create (`update`: an update) may connect through the arc's
+        member: to a target with a key, through a relation the role may write, when the entity offers the write."""
+        operation = Operation.UPDATE if update else Operation.CREATE
+        if operation not in entity.operations:
+            return ()
+        return tuple(
+            (relation, target)
+            for relation in entity.arc_relations(arc)
+            if (relation.updatable if update else relation.insertable)
+            and ((target := self.entity(relation.target)).primary_key is not None or target.lookups)
+        )
+
+    def arc_input(self, entity: Entity, arc: Arc) -> tuple[tuple[Relation, Entity], ...]:
+        """The targets the arc's input (`<Type><Arc>Input`) names: a create's, else an update's. An update takes the
+        input only when it may connect each of them (`arc_connects`)."""
+        return self.arc_targets(entity, arc, update=False) or self.arc_targets(entity, arc, update=True)
+
+    def arc_connects(self, entity: Entity, arc: Arc, *, update: bool) -> bool:
+        """Whether a create's (an update's) input has the arc's member."""
+        targets = self.arc_targets(entity, arc, update=update)
+        return bool(targets) and (not update or targets == self.arc_input(entity, arc))
+
     def enum(self, name: str) -> EnumType:
         return self._enum_by_name[name]

@@ -178,6 +178,7 @@ class WriteInputs:
         values: dict[str, Any] = {}
         paths: dict[str, Path] = {}
         related: list[RelatedWrite] = []
+        arcs: list[tuple[Arc, RelatedWrite, Path]] = []  # an update's arcs connected anew
         relations = {relation.name: relation for relation in entity.relations}
         parent = entity.supertype if not update else None
         inherited: dict[str, Any] = {}
@@ -196,7 +197,7 @@ class WriteInputs:
                 inherited[parent_field.name] = member
                 continue
             relation = relations.get(name)
-            arc = None if relation is not None or update else next((a for a in entity.arcs if a.name == name), None)
+            arc = None if relation is not None else next((a for a in entity.arcs if a.name == name), None)
             if relation is None and arc is None:
                 raise bad_input(f"{entity.type_name} has no writable field {name!r}", self._at(at))
             if member is None:
@@ -204,7 +205,9 @@ class WriteInputs:
             if refuse_relations is not None:
                 raise bad_input(f"{refuse_relations} does not write related rows ({name})", self._at(at))
             if arc is not None:
-                related.append(self._arc_connect(entity, arc, member, at))
+                related.append(self._arc_connect(entity, arc, member, at, update=update))
+                if update:
+                    arcs.append((arc, related[-1], at))
                 continue
             assert relation is not None
             if not (relation.updatable if update else relation.insertable):
@@ -212,6 +215,8 @@ class WriteInputs:
             related += self._relation(entity, relation, member, at, update=update)
         if parent is not None and inherited:
             related.append(self._parent_row(entity, parent, inherited, members=members, values=values, path=path))
+        for arc, connect, at in arcs:
+            self._arc_released(entity, arc, connect, values=values, paths=paths, at=at)
         for write in related:
             if write.cardinality is Cardinality.TO_ONE:
                 given = [local for local, _ in write.pairs if local in values]
@@ -419,10 +424,12 @@ class WriteInputs:
             raise bad_input("sync makes the children exactly the rows given: it takes no other member", self._at(path))
         return [self._to_many(entity, relation, target, name, value[name], path=(*path, name)) for name in members]
 
-    def _arc_connect(self, entity: Entity, arc: Arc, value: Any, path: Path) -> RelatedWrite:
+    def _arc_connect(self, entity: Entity, arc: Arc, value: Any, path: Path, *, update: bool) -> RelatedWrite:
         """`target: {connect: {<Type>: <key>}}`: the connect of the arc's relation to that type (SPEC "Embedding
         controls": `target`); exactly one type, of the arc's targets, else BAD_USER_INPUT."""
-        relations = {self.model.entity(r.target).type_name: r for r in entity.arc_relations(arc) if r.insertable}
+        if not self.model.arc_connects(entity, arc, update=update):
+            raise bad_input(f"{entity.type_name} has no writable field {arc.name!r}", self._at(path))
+        relations = {target.type_name: r for r, target in self.model.arc_targets(entity, arc, update=update)}
         members: Mapping[str, Any] = cast("Mapping[str, Any]", value) if isinstance(value, Mapping) else {}
         connect = members.get("connect")
         if set(members) != {"connect"} or not isinstance(connect, Mapping):
@@ -438,6 +445,29 @@ class WriteInputs:
         (type_name,) = given
         relation, target, at = relations[type_name], self.model.entity(relations[type_name].target), (*at, type_name)
         return self._with(relation, target, K.CONNECT, at, keys=(self.key(target, connect[type_name], at),))
+
+    def _arc_released(
+        self,
+        entity: Entity,
+        arc: Arc,
+        connect: RelatedWrite,
+        *,
+        values: dict[str, Any],
+        paths: dict[str, Path],
+        at: Path,
+    ) -> None:
+        """An update connecting an arc anew lets go of what it pointed at: the keys of the arc's other relations are
+        set to NULL (so its CHECK holds), unless the update sets one of them itself, which is refused."""
+        for relation in entity.arc_relations(arc):
+            if relation.name == connect.relation:
+                continue
+            for local, _ in relation.pairs:
+                if local in values:
+                    field = entity.field_of_column(local)
+                    named = self.naming.field(entity, field.name) if field else local
+                    raise bad_input(f"{named} and {arc.name} both set what {arc.name} points at", self._at(at))
+                values[local] = None
+                paths[local] = at
 
     def _parent_row(
         self,

@@ -215,16 +215,9 @@ class Schemas:
             }
         return ref(arc.type_name)
 
-    def _arc_connect(self, entity: Entity, arc: Arc) -> Schema | None:
-        """`<Type><Arc>Input`: `{connect: {<type>: <key>}}`, exactly one type (as GraphQL's input); None when the
-        arc has no target a create can connect."""
-        keys: dict[str, Schema] = {}
-        for relation in entity.arc_relations(arc):
-            target = self.model.entity(relation.target)
-            if relation.insertable and (target.primary_key is not None or target.lookups):
-                keys[target.type_name] = self.key(target)
-        if not keys:
-            return None
+    def _arc_connect(self, entity: Entity, arc: Arc) -> Schema:
+        """`<Type><Arc>Input`: `{connect: {<type>: <key>}}`, exactly one type (as GraphQL's input)."""
+        keys = {target.type_name: self.key(target) for _, target in self.model.arc_input(entity, arc)}
         if arc.input_name not in self._built:
             self._built[arc.input_name] = {
                 "type": "object",
@@ -335,10 +328,9 @@ class Schemas:
                 continue
             nested = self._nested(target, kind + ("Update" if update else ""))
             members[relation.name] = described(nested, relation.description)
-        for arc in () if update else entity.arcs:
-            connect = self._arc_connect(entity, arc)
-            if connect is not None:
-                members[arc.name] = connect
+        for arc in entity.arcs:
+            if self.model.arc_connects(entity, arc, update=update):
+                members[arc.name] = self._arc_connect(entity, arc)
         return members
 
     def _nested(self, entity: Entity, kind: str) -> Schema:

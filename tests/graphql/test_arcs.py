@@ -1,7 +1,7 @@
 """Exclusive arcs in GraphQL (issue 23; SPEC "Embedding controls": `target`; tests/fixtures/arcs.sql): `target` is a
 union of the types the arc may point at, selected with type conditions in the one statement of the request;
-creating a row connects `target` by type (`{connect: {Video: {rowId: 1}}}`), and anything but exactly one of the
-arc's types is BAD_USER_INPUT before any SQL."""
+creating a row connects `target` by type (`{connect: {Video: {rowId: 1}}}`), and so does an update (the arc's other
+keys set to NULL); anything but exactly one of the arc's types is BAD_USER_INPUT before any SQL."""
 
 import re
 
@@ -49,7 +49,7 @@ async def test_the_sdl_has_a_union_per_arc_and_its_connect_inputs(database_url, 
     # The ordinary per-key relations stay beside it.
     assert all(f"  {name}: {name.title()}\n" in comment for name in ("post", "photo", "video"))
     assert "  target: CommentTargetInput\n" in type_block(sdl, "input", "CreateCommentInput")
-    assert "target" not in type_block(sdl, "input", "UpdateCommentInput")
+    assert "  target: CommentTargetInput\n" in type_block(sdl, "input", "UpdateCommentInput")
     assert type_block(sdl, "input", "CommentTargetInput") == "  connect: CommentTargetConnectInput!\n"
     connect = type_block(sdl, "input", "CommentTargetConnectInput")
     assert connect == "  Post: PostKeyInput\n  Photo: PhotoKeyInput\n  Video: VideoKeyInput\n"
@@ -143,3 +143,27 @@ async def test_connecting_a_missing_row_is_the_relations_not_found_error(service
       comment { body } } }"""
     (error,) = (await run(service, mutation))["errors"]
     assert error["extensions"]["code"] == "POST_NOT_FOUND"
+
+
+async def test_an_update_points_target_elsewhere_and_lets_go_of_the_old_row(service, database_url):
+    create = """mutation { createComment(input: {body: "moving", target: {connect: {Post: {rowId: 1}}}}) {
+      comment { rowId } } }"""
+    row = (await run(service, create))["data"]["createComment"]["comment"]["rowId"]
+    update = """mutation($id: Int!, $set: UpdateCommentInput!) { updateComment(rowId: $id, set: $set) {
+      comment { body target { __typename ... on Video { seconds } } } } }"""
+    answer = await run(
+        service, update, {"id": row, "set": {"body": "moved", "target": {"connect": {"Video": {"rowId": 1}}}}}
+    )
+    assert answer == {
+        "data": {"updateComment": {"comment": {"body": "moved", "target": {"__typename": "Video", "seconds": 30}}}}
+    }
+    select = f"select post_id, photo_id, video_id from app.comment where id = {row}"
+    assert fetch(database_url, select) == [(None, None, 1)]
+    # Setting one of the arc's keys beside it is refused, and nothing is written.
+    answer = await run(
+        service, update, {"id": row, "set": {"postId": 1, "target": {"connect": {"Photo": {"rowId": 1}}}}}, status=400
+    )
+    (error,) = answer["errors"]
+    assert error["extensions"]["code"] == "BAD_USER_INPUT"
+    assert error["message"] == "postId and target both set what target points at"
+    assert fetch(database_url, select) == [(None, None, 1)]

@@ -92,6 +92,24 @@ async def test_a_create_body_connects_target_by_type(service, database_url):
     assert fetch(database_url, "select photo_id from app.comment where body = 'rest'") == [(1,)]
 
 
+async def test_a_patch_points_target_elsewhere(service, database_url):
+    created = await service.client.post(
+        "/rest/comment", json={"body": "patched", "target": {"connect": {"Post": {"id": 1}}}}
+    )
+    assert created.status_code == 201, created.text
+    row = created.json()["id"]
+    response = await service.client.patch(f"/rest/comment/{row}", json={"target": {"connect": {"Video": {"id": 1}}}})
+    assert response.status_code == 200, response.text
+    assert (response.json()["postId"], response.json()["photoId"], response.json()["videoId"]) == (None, None, 1)
+    response = await service.client.patch(
+        f"/rest/comment/{row}", json={"videoId": 1, "target": {"connect": {"Photo": {"id": 1}}}}
+    )
+    assert response.status_code == 400 and response.json()["code"] == "BAD_USER_INPUT", response.text
+    assert fetch(database_url, f"select post_id, photo_id, video_id from app.comment where id = {row}") == [
+        (None, None, 1)
+    ]
+
+
 @pytest.mark.parametrize(
     "target",
     [
@@ -125,8 +143,8 @@ async def test_openapi_documents_the_embed_and_the_connect_and_stays_valid(tmp_p
         {"type": "object", "properties": {"__typename": {"const": "Video"}}, "required": ["__typename"]},
     ]
     assert schemas["CommentCreate"]["properties"]["target"] == {"$ref": "#/components/schemas/CommentTargetInput"}
+    assert schemas["CommentUpdate"]["properties"]["target"] == {"$ref": "#/components/schemas/CommentTargetInput"}
     connect = schemas["CommentTargetInput"]["properties"]["connect"]
     assert connect["properties"] == {name: {"$ref": f"#/components/schemas/{name}Key"} for name in members}
     assert (connect["minProperties"], connect["maxProperties"]) == (1, 1)
-    assert "target" not in schemas["CommentUpdate"]["properties"]
     assert "target" not in schemas["Tag"]["properties"]
