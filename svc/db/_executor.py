@@ -41,7 +41,7 @@ from ._errors import RETRYABLE_SQLSTATES, map_database_error
 from ._pool import Pool
 from ._positions import current_positions
 from ._replicas import Replicas
-from ._wire import Command, command, compiled, rows, turn
+from ._wire import Command, command, compiled, failed_command, rows, set_failed_command, turn
 
 log = logging.getLogger("svc.db")
 
@@ -190,8 +190,12 @@ class Transaction:
         try:
             results = await self._turn(commands, closing=last)
         except psycopg.Error as exc:
-            for text in texts:  # each was under way for the whole turn
-                database_operation(self._kind, text, started, exc.sqlstate or "")
+            # Each ran for the whole turn, up to the one that failed; those after it did not run. A failure of none
+            # of them (the BEGIN or session before them, the COMMIT after) is each one's, as with `fetch_raw`.
+            failed = failed_command(exc)
+            for position, text in enumerate(texts[: None if failed is None else failed + 1]):
+                sqlstate = (exc.sqlstate or "") if failed is None or position == failed else None
+                database_operation(self._kind, text, started, sqlstate)
             raise
         for text in texts:
             database_operation(self._kind, text, started)
@@ -276,6 +280,10 @@ class Transaction:
         except psycopg.Error as exc:
             if closing:
                 _raise_if_lost_while_committing(exc)
+            failed = failed_command(exc)
+            if failed is not None:  # counted among `commands` (None: the queued ones' or the closing ones')
+                failed -= len(queued)
+                set_failed_command(exc, failed if 0 <= failed < len(commands) else None)
             raise
         mine = results[len(queued) :]
         if closing:

@@ -8,9 +8,9 @@ connection under a name of ours (`svc_<n>`, at most `database.statement_cache` o
 sent with `send_query_prepared`; a turn waits for the socket only when the kernel has to (flush, then the answer).
 
 A turn's answer is one result per command, in order; the first failed command raises its error, as psycopg would
-(the ones after it were skipped by the server until the sync). A turn cut short (cancelled, or failed in a way the
-protocol state cannot be known after) interrupts the connection: the backend is asked to cancel and the connection
-is discarded, as with psycopg's own waits (`Connection.wait`).
+(the ones after it were skipped by the server until the sync), and `failed_command` tells which it was. A turn cut
+short (cancelled, or failed in a way the protocol state cannot be known after) interrupts the connection: the
+backend is asked to cancel and the connection is discarded, as with psycopg's own waits (`Connection.wait`).
 """
 
 import functools
@@ -38,6 +38,8 @@ _PLACEHOLDER = re.compile(rb"%%|%\((\w+)\)s|%")
 #: SQLSTATEs after which a prepared name is not used again: the plan's result type changed under it (0A000), or the
 #: statement is gone (26000, a DISCARD or DEALLOCATE of someone else's).
 _STALE = frozenset({"0A000", "26000"})
+#: The attribute of an error `turn` raises naming the command that failed (`failed_command`).
+_FAILED_COMMAND = "svc_failed_command"
 
 
 @attrs.frozen
@@ -253,6 +255,7 @@ def _results(
             continue
         if not ok and error is None and answer.status == pq.ExecStatus.FATAL_ERROR:
             error = e.error_from_result(answer, encoding=conn.info.encoding)
+            set_failed_command(error, what.command)
             if prepared is not None and what.key is not None and error.sqlstate in _STALE:
                 prepared.stale(what.key)
         results[what.command] = answer
@@ -261,6 +264,17 @@ def _results(
     if error is not None:
         raise error
     return [result for result in results if result is not None]
+
+
+def failed_command(error: e.Error) -> int | None:
+    """The position among a turn's commands of the one whose failure `turn` raised (those after it did not run);
+    None for an error raised otherwise."""
+    return getattr(error, _FAILED_COMMAND, None)
+
+
+def set_failed_command(error: e.Error, position: int | None) -> None:
+    """Say which command of a turn `error` is the failure of (`failed_command`)."""
+    setattr(error, _FAILED_COMMAND, position)
 
 
 def rows(transformer: Transformer, result: PGresult) -> list[tuple[Any, ...]]:

@@ -7,7 +7,7 @@ import pytest
 import trio
 
 from svc.db import Connection
-from svc.db._wire import Command, PreparedNames, compiled, rows, turn
+from svc.db._wire import Command, PreparedNames, compiled, failed_command, rows, turn
 
 
 @pytest.fixture
@@ -68,7 +68,7 @@ async def test_prepared_once_per_connection_and_the_oldest_closed(conn):
 async def test_a_failed_command_raises_its_error_and_the_rest_are_skipped(conn):
     await conn.execute("create temporary table t (id int primary key)")
     insert = "insert into t values (%(id)s::int) returning id::text"
-    with pytest.raises(psycopg.errors.UniqueViolation):
+    with pytest.raises(psycopg.errors.UniqueViolation) as raised:
         await turn(
             conn,
             [
@@ -79,6 +79,7 @@ async def test_a_failed_command_raises_its_error_and_the_rest_are_skipped(conn):
                 Command(b"commit"),
             ],
         )
+    assert failed_command(raised.value) == 2  # the second insert, counted among the turn's commands
     assert conn.pgconn.transaction_status == psycopg.pq.TransactionStatus.INERROR
     await conn.execute("rollback")  # psycopg's rollback leaves the prepared statements alone
     # The statement used three times in the turn was prepared once.
