@@ -168,8 +168,8 @@ class Transaction:
         `last`: the unit's last statement, sent with the commit."""
         self._counter.sent += 1
         text = _tagged(statement, self._comment)
-        (row,) = await _recorded(self._kind, text, self._fetch(text, params, one=True, last=last))
-        return row
+        (result,) = await _recorded(self._kind, text, self._sent([(text, params)], last=last))
+        return _loaded(self.connection, result, one=True)[0]
 
     async def fetch_each(
         self, statements: Sequence[tuple[str, Mapping[str, Any]]], *, last: bool = False
@@ -180,15 +180,11 @@ class Transaction:
         `fetch_raw`."""
         self._counter.sent += len(statements)
         texts = [_tagged(statement, self._comment) for statement, _ in statements]
-        if self._explain:
-            await self._send_queued()
-            for text, (_, params) in zip(texts, statements, strict=True):
-                await _explain(self.connection, text, params)
-        conn = self.connection
-        commands = [compiled(conn.raw, text, params) for text, (_, params) in zip(texts, statements, strict=True)]
         started = time.perf_counter()
         try:
-            results = await self._turn(commands, closing=last)
+            results = await self._sent(
+                [(text, params) for text, (_, params) in zip(texts, statements, strict=True)], last=last
+            )
         except psycopg.Error as exc:
             # Each ran for the whole turn, up to the one that failed; those after it did not run. A failure of none
             # of them (the BEGIN or session before them, the COMMIT after) is each one's, as with `fetch_raw`.
@@ -199,7 +195,7 @@ class Transaction:
             raise
         for text in texts:
             database_operation(self._kind, text, started)
-        return [_loaded(conn, result, one=True)[0] for result in results]
+        return [_loaded(self.connection, result, one=True)[0] for result in results]
 
     async def fetch_rows(
         self, statement: str, params: Mapping[str, Any], *, last: bool = False
@@ -207,7 +203,8 @@ class Transaction:
         """Every row of a compiled statement, text columns as raw bytes; `last` as `fetch_raw`."""
         self._counter.sent += 1
         text = _tagged(statement, self._comment)
-        return await _recorded(self._kind, text, self._fetch(text, params, one=False, last=last))
+        (result,) = await _recorded(self._kind, text, self._sent([(text, params)], last=last))
+        return _loaded(self.connection, result, one=False)
 
     async def stream(
         self,
@@ -254,16 +251,15 @@ class Transaction:
 
         return await _recorded(self._kind, statement, copied())
 
-    async def _fetch(
-        self, statement: str, params: Mapping[str, Any], *, one: bool, last: bool
-    ) -> list[tuple[bytes | None, ...]]:
+    async def _sent(self, statements: Sequence[tuple[str, Mapping[str, Any]]], *, last: bool) -> list[PGresult]:
+        """Compiled statements (tagged texts and their values) sent in one turn, the COMMIT with them when `last`:
+        each one's result. With `debug.explain`, each one's plan is asked for first."""
         if self._explain:
             await self._send_queued()
-            await _explain(self.connection, statement, params)
+            for text, params in statements:
+                await _explain(self.connection, text, params)
         conn = self.connection
-        command = compiled(conn.raw, statement, params)
-        (result, *_) = await self._turn([command], closing=last)
-        return _loaded(conn, result, one=one)
+        return await self._turn([compiled(conn.raw, text, params) for text, params in statements], closing=last)
 
     async def _send_queued(self) -> None:
         if self._queued:

@@ -362,7 +362,7 @@ async def _write(
     texts: dict[str, bytes | None] = {}
     final = len(compiled.statements) - 1
     # The slots the write fills (`keys` only when the rows have a key); the others read "no rows".
-    slots = [(slot, output) for slot, output in slots if output in compiled.statements[final].columns]
+    filled = [(slot, output) for slot, output in slots if output in compiled.statements[final].columns]
     for position, statement in enumerate(compiled.statements):
         named = dict(params)
         for index, (earlier, column) in enumerate(statement.imports):
@@ -371,7 +371,7 @@ async def _write(
         try:
             if position == final and step.payload is not None:
                 answer, texts = await _with_payload(
-                    statements, tx, step, (statement.text, named), slots, last=last and not compiled.checks
+                    statements, tx, step, (statement.text, named), filled, last=last and not compiled.checks
                 )
             else:
                 answer = await tx.fetch_raw(statement.text, named)

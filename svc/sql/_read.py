@@ -158,7 +158,8 @@ def _roots(compiler: "_Compiler", plan: ReadPlan) -> sql.Composed:
 def _replaced(node: sql.Composable, by: Callable[[int], sql.Composable | None]) -> sql.Composable:
     """`node` with the placeholder `%(pN)s` of each value `by` gives a piece for replaced by that piece."""
     if isinstance(node, Value):
-        return by(node.index) or node
+        replacement = by(node.index)
+        return node if replacement is None else replacement
     if isinstance(node, sql.Composed):
         return sql.Composed([_replaced(part, by) for part in node])
     return node
@@ -900,7 +901,7 @@ def _csv_cell(output: Output, value: sql.Composable) -> tuple[sql.Composable, bo
     if mapping is ValueMap.STRING:
         return sql.SQL("({})::text").format(value), True
     if mapping is ValueMap.PLAIN:
-        return sql.SQL("(to_json({}) #>> '{{}}')").format(value), False
+        return _json_text(value), False
     return _json_text(value), True
 
 
