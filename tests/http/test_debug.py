@@ -4,26 +4,12 @@ statement's plan (the database's EXPLAIN, with the request's values and role, th
 over 8 KiB points at `/debug/sql/<id>`, which answers it whole (the last 50 kept). Without them, neither the headers
 nor the route. (`debug.statements`: tests/cli/test_advise_statements.py.)"""
 
-import json
-from urllib.parse import unquote
-
 from svc.http import _debug
+from tests.support.debug import debug_explain, debug_sql
 from tests.support.service import running_service
 
 SCHEMAS = {"database": {"schemas": ["app_public"]}}
 DEBUG = {**SCHEMAS, "dev": {"debug": {"sql": True}}}
-
-
-def debug_sql(response) -> object:
-    return json.loads(unquote(response.headers["x-debug-sql"]))
-
-
-async def debug_explain(client, response) -> list:
-    """The plans of an answer's statements, from its header, or from where the header points when they are long."""
-    value = json.loads(unquote(response.headers["x-debug-explain"]))
-    if isinstance(value, dict):
-        return (await client.get(value["url"])).json()
-    return value
 
 
 async def test_every_answer_carries_the_statements_it_sent(tmp_path, database_url):
