@@ -42,6 +42,12 @@ from svc.plan import (
     Table,
 )
 
+#: A client's web-search text as a tsquery, made once per statement: a scalar subquery of the parameter, which the
+#: database runs once (an InitPlan) and an index condition takes as it takes a constant. Written plainly, a constant
+#: tsquery is estimated against the column's statistics at each planning (a read is planned for its values), and
+#: `websearch_to_tsquery(text)`, being stable, is parsed and stemmed again for every row.
+TS_QUERY_ONCE: LiteralString = "(select websearch_to_tsquery({}))"
+
 #: `{e}` the expression, `{v}` the cast parameter.
 _TEMPLATES: Mapping[Operator, LiteralString] = {
     Operator.EQ: "{e} = {v}",
@@ -100,7 +106,7 @@ _TEMPLATES: Mapping[Operator, LiteralString] = {
     Operator.ANY_GTE: "{v} <= any({e})",
     Operator.LQUERY: "{e} ~ ({v})::lquery",
     Operator.LTXTQUERY: "{e} @ ({v})::ltxtquery",
-    Operator.TEXT_SEARCH: "{e} @@ websearch_to_tsquery({v})",
+    Operator.TEXT_SEARCH: "{e} @@ " + TS_QUERY_ONCE.format("{v}"),
     # A GeoJSON operand takes the column's SRID (GeoJSON's own is 4326, which a column of another would refuse).
     Operator.INTERSECTS: "ST_Intersects({e}, ST_SetSRID(ST_GeomFromGeoJSON({v}), ST_SRID({e})))",
     Operator.SPATIAL_CONTAINS: "ST_Contains({e}, ST_SetSRID(ST_GeomFromGeoJSON({v}), ST_SRID({e})))",

@@ -38,7 +38,7 @@ from svc.plan import (
     Table,
 )
 
-from ._filters import Expressions, TypeName, param, qualified, where
+from ._filters import TS_QUERY_ONCE, Expressions, TypeName, param, qualified, where
 from ._values import json_object
 
 #: The distance operators of pgvector's operator classes, and each score from that distance.
@@ -282,9 +282,10 @@ class SearchWriter:
 
 
 def _ts_query(config: str | None, query: sql.Composable) -> sql.Composable:
+    """The client's web-search text as a tsquery, made once per statement (`TS_QUERY_ONCE`)."""
     if config is None:
-        return sql.SQL("websearch_to_tsquery({})").format(query)
-    return sql.SQL("websearch_to_tsquery({}::regconfig, {})").format(sql.Literal(config), query)
+        return sql.SQL(TS_QUERY_ONCE).format(query)
+    return sql.SQL(TS_QUERY_ONCE).format(sql.SQL("{}::regconfig, {}").format(sql.Literal(config), query))
 
 
 def _vector(ranking: Ranking) -> sql.Composable:

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from tests.search.support import graphql_error, rest_bad_input, statements
+from tests.support.debug import debug_explain, tsqueries_not_made_once
 from tests.support.graphql import Gql
 from tests.support.postgres import execute, fetch
 from tests.support.service import running_service
@@ -76,6 +77,19 @@ async def test_full_text_matches_a_web_search_query(service, database_url):
     assert expected
     assert await graphql_ids(service, "categories", {"words": {"matches": "astronomy or biology"}}) == expected
     assert await rest_ids(service, "categories", {"filter[words][matches]": "astronomy or biology"}) == expected
+
+
+async def test_matches_makes_its_tsquery_once_per_statement(tmp_path, database_url):
+    """`matches` reads its tsquery from an InitPlan: `websearch_to_tsquery(text)` (stable, with the database's text
+    search configuration) is not made again for each row it filters."""
+    settings = {**SETTINGS, "dev": {"debug": {"explain": True}}}
+    async with running_service(tmp_path, database_url, settings, mode="dev") as service:
+        response = await service.client.get(
+            "/rest/categories", params={"filter[words][matches]": "astronomy or biology", "fields": "id"}
+        )
+        assert response.status_code == 200, response.text
+        (explained,) = await debug_explain(service.client, response)
+        assert tsqueries_not_made_once(explained["plan"]) == []
 
 
 @pytest.mark.parametrize(

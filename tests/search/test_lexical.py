@@ -29,6 +29,7 @@ from tests.search.support import (
     rest_ok,
     statements,
 )
+from tests.support.debug import debug_explain, tsqueries_not_made_once
 from tests.support.graphql import Gql
 from tests.support.postgres import PAGILA, execute, fetch
 from tests.support.service import running_service
@@ -248,6 +249,23 @@ async def test_full_text_ranks_by_ts_rank_of_the_websearch_query(service, db, qu
     assert_ranked(rest_hits(body, "filmId"), expected[:size])
     assert body["hasMore"] is (len(expected) > size)
     assert all("highlight" not in hit for hit in body["hits"])  # not asked for
+
+
+async def test_the_query_is_made_a_tsquery_once_per_statement(tmp_path, db):
+    """The search's tsquery is an InitPlan's value, which the index condition reads: not a constant, which a read's
+    custom plan would estimate against the column's statistics each time (they cost more than the search itself),
+    nor made again per row. GraphQL and REST alike, with a highlight (whose headline takes the same tsquery)."""
+    settings = {**SETTINGS, "dev": {"debug": {"explain": True}}}
+    async with running_service(tmp_path, db, settings, mode="dev") as service:
+        client = service.client
+        graphql = await client.post("/graphql", json={"query": HIGHLIGHTS, "variables": {"query": "crocodile boat"}})
+        rest = await client.post(
+            "/rest/film/search/full-text", json={"query": "crocodile boat", "highlight": True, "fields": ["filmId"]}
+        )
+        for response in (graphql, rest):
+            assert response.status_code == 200, response.text
+            (explained,) = await debug_explain(client, response)
+            assert tsqueries_not_made_once(explained["plan"]) == []
 
 
 HIGHLIGHTS = """query($query: String!) {
