@@ -114,15 +114,17 @@ class Transaction:
         #: The primary's WAL position after the commit, when asked for (`report_position`).
         self.position: int | None = None
 
-    async def open(self, begin: LiteralString, session: Session | None, *, readonly: bool) -> None:
+    async def open(
+        self, begin: LiteralString, session: Session | None, *, readonly: bool, auto_plans: bool = False
+    ) -> None:
         """Start the unit's own transaction: BEGIN and the session wait for the first statement.
 
-        A writing unit's statements are planned as PostgreSQL chooses by default (`plan_cache_mode = auto`: a
-        generic plan once five custom ones show it costs no more), not the connection's custom plan every time: a
-        write's values come as JSON row sets, which no custom plan knows better (planning was half of the database's
-        time on a create)."""
+        A writing unit's statements, and a read's when `auto_plans` allows, are planned as PostgreSQL chooses by
+        default (`plan_cache_mode = auto`: a generic plan once five custom ones show it costs no more), not the
+        connection's custom plan every time: a write's values come as JSON row sets, which no custom plan knows
+        better (planning was half of the database's time on a create)."""
         self._queued = [Command(begin.encode(), prepare=True)]
-        if not readonly:
+        if auto_plans or not readonly:
             self._queued.append(_AUTO_PLANS)
         if session is not None and (session.role or session.settings):
             self._queued.append(_session_command(self.connection, session))
@@ -292,7 +294,9 @@ class Transaction:
 
 # The unit's own commands repeat on every connection: prepared like compiled statements (parsed once per connection).
 _COMMIT = Command(b"commit", prepare=True)
-_AUTO_PLANS = Command(b"set local plan_cache_mode = auto", prepare=True)
+#: PostgreSQL's own plan choice until the transaction ends: the unit's, or a read's implicit one (its turn, up to the
+#: sync), where `set local` would warn that it needs a transaction block.
+_AUTO_PLANS = Command(b"select set_config('plan_cache_mode', 'auto', true)", prepare=True)
 #: The insert position is past the commit record whatever `synchronous_commit` says, so a replica that has replayed
 #: it has the write.
 _POSITION = Command(b"select pg_current_wal_insert_lsn() - '0/0'::pg_lsn", prepare=True)
@@ -371,13 +375,18 @@ class Executor:
         tags: Mapping[LiteralString, str] | None = None,
         session: Session | None = None,
         replica: bool = False,
+        auto_plans: bool = False,
     ) -> tuple[bytes | None, ...]:
         """One compiled read statement; its row, text columns as raw bytes (on a replica when `replica` allows).
 
         A read is one statement and needs no explicit transaction: without a session it runs on its own in one
-        round trip; with a role or settings it runs in a read-only transaction that sets them first.
+        round trip; with a role or settings it runs in a read-only transaction that sets them first. It is planned
+        for its values each time (the connection's `force_custom_plan`) unless `auto_plans` leaves the choice to
+        PostgreSQL (`svc.sql.CompiledRead.auto_plans`), set for the statement alone in the same turn.
         """
-        (row,) = await self._rows(statement, params, tags=tags, session=session, replica=replica, one=True)
+        (row,) = await self._rows(
+            statement, params, tags=tags, session=session, replica=replica, one=True, auto_plans=auto_plans
+        )
         return row
 
     async def fetch_rows(
@@ -390,7 +399,9 @@ class Executor:
         replica: bool = False,
     ) -> list[tuple[bytes | None, ...]]:
         """One compiled read statement answering many rows (a batch of live queries); as `fetch`."""
-        return await self._rows(statement, params, tags=tags, session=session, replica=replica, one=False)
+        return await self._rows(
+            statement, params, tags=tags, session=session, replica=replica, one=False, auto_plans=False
+        )
 
     async def _rows(
         self,
@@ -401,6 +412,7 @@ class Executor:
         session: Session | None,
         replica: bool,
         one: bool,
+        auto_plans: bool,
     ) -> list[tuple[bytes | None, ...]]:
         if session is not None and (session.role or session.settings):
             return await self.run(
@@ -409,6 +421,7 @@ class Executor:
                 session=session,
                 readonly=True,
                 replica=replica,
+                auto_plans=auto_plans,
             )
         text = _tagged(statement, self._comment(tags))
 
@@ -417,7 +430,7 @@ class Executor:
                 if self._explain:
                     await _explain(conn, text, params)
                 self.counter.sent += 1
-                return await _recorded("query", text, _fetch(conn, text, params, one=one))
+                return await _recorded("query", text, _fetch(conn, text, params, one=one, auto_plans=auto_plans))
 
         return await self._retrying(lambda: self._routed(once, replica))
 
@@ -431,9 +444,11 @@ class Executor:
         isolation: Isolation = "read committed",
         replica: bool = False,
         retry: bool = True,
+        auto_plans: bool = False,
     ) -> T:
         """Run `work` in a new transaction, committed when it returns and rolled back when it raises (read-only
-        work on a replica when `replica` allows).
+        work on a replica when `replica` allows; planned as PostgreSQL chooses when it writes or `auto_plans`
+        allows, `Transaction.open`).
 
         Retries the whole unit on serialization failure or deadlock, unless `retry` is off (work that consumes
         what it cannot read again, a request body); raises `SvcError` for the failures `map_database_error` names
@@ -443,7 +458,9 @@ class Executor:
         begin = _BEGIN[isolation, readonly]
 
         async def once(pool: Pool) -> T:
-            return await self._run_once(pool, work, comment=comment, session=session, begin=begin, readonly=readonly)
+            return await self._run_once(
+                pool, work, comment=comment, session=session, begin=begin, readonly=readonly, auto_plans=auto_plans
+            )
 
         return await self._retrying(lambda: self._routed(once, replica and readonly), retry=retry)
 
@@ -499,6 +516,7 @@ class Executor:
         session: Session | None,
         begin: LiteralString,
         readonly: bool,
+        auto_plans: bool,
     ) -> T:
         async with pool.connection() as conn:
             positions = None if readonly else current_positions()
@@ -507,7 +525,7 @@ class Executor:
                 conn, comment, self.counter, kind, report_position=positions is not None, explain=self._explain
             )
             try:
-                await tx.open(begin, session, readonly=readonly)
+                await tx.open(begin, session, readonly=readonly, auto_plans=auto_plans)
                 result = await work(tx)
                 if not tx.committed:
                     await tx.commit()
@@ -544,10 +562,12 @@ async def _recorded(kind: str, statement: object, sending: Awaitable[T]) -> T:
 
 
 async def _fetch(
-    conn: Connection, statement: str, params: Mapping[str, Any], *, one: bool
+    conn: Connection, statement: str, params: Mapping[str, Any], *, one: bool, auto_plans: bool
 ) -> list[tuple[bytes | None, ...]]:
-    """A compiled read on its own (no transaction of the unit's), in one turn."""
-    (result,) = await turn(conn, [compiled(conn.raw, statement, params)])
+    """A compiled read on its own (no transaction of the unit's), in one turn; with `auto_plans`, after the plan
+    choice is set for the turn's implicit transaction."""
+    read = compiled(conn.raw, statement, params)
+    *_, result = await turn(conn, [_AUTO_PLANS, read] if auto_plans else [read])
     return _loaded(conn, result, one=one)
 
 

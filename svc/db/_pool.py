@@ -201,8 +201,8 @@ class Pool:
         current_timeout, extension_schemas, standby = row
         path = [*self._settings.schemas, *(s for s in extension_schemas if s not in self._settings.schemas)]
         # Prepared statements save parsing; a read's plans are made for the values at hand (page sizes and filters
-        # change the best plan a lot), which a generic plan would not know. A write's transaction leaves the choice
-        # to PostgreSQL (svc.db.Transaction).
+        # change the best plan a lot), which a generic plan would not know. A write's transaction, and a statement
+        # of searches, leave the choice to PostgreSQL (svc.db.Transaction, svc.sql.CompiledRead.auto_plans).
         statements: list[sql.Composable] = [sql.SQL("set plan_cache_mode = force_custom_plan")]
         # A standby creates nothing, temporary functions included: statements calling them read on the primary
         # (`svc.sql.CompiledRead.primary_only`).

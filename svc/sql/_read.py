@@ -91,6 +91,11 @@ class CompiledRead:
     primary_only: bool = attrs.field(
         init=False, default=attrs.Factory(lambda self: "pg_temp.svc_" in self.statement, takes_self=True)
     )
+    #: Whether PostgreSQL may keep a generic plan of the statement (`plan_cache_mode = auto`, as for a write) where a
+    #: read is otherwise planned for its values each time: a statement of searches only. A search's plan is its
+    #: ranking's index and a sort of the candidates whatever the values, and planning it (the index's costs, the
+    #: column's statistics) cost the database about as much as running it.
+    auto_plans: bool = False
 
 
 def compile_read(plan: ReadPlan) -> CompiledRead:
@@ -102,7 +107,10 @@ def compile_read(plan: ReadPlan) -> CompiledRead:
         assert read is not None and read.kind is ReadKind.PAGE
         statement = compiler.split_page(read)
         return CompiledRead(statement.as_string(None), tuple(output.key for output in read.page_outputs))
-    return CompiledRead(_roots(compiler, plan).as_string(None), tuple(root.key for root in plan.roots))
+    searches = all(root.search is not None for root in plan.roots)
+    return CompiledRead(
+        _roots(compiler, plan).as_string(None), tuple(root.key for root in plan.roots), auto_plans=searches
+    )
 
 
 def compile_batch(plan: ReadPlan, params: int) -> CompiledRead:

@@ -215,7 +215,44 @@ async def test_a_write_is_planned_as_postgresql_chooses_and_a_read_for_its_value
             cursor = await conn.execute(
                 "select statement, generic_plans, custom_plans from pg_prepared_statements where name like 'svc_%'"
             )
-            plans = {statement.split()[0]: (generic, custom) for statement, generic, custom in await cursor.fetchall()}
+            plans = {
+                statement.split()[0]: (generic, custom)
+                for statement, generic, custom in await cursor.fetchall()
+                if "plan_cache_mode" not in statement  # the write's own setting of it
+            }
             assert (await (await conn.execute("show plan_cache_mode")).fetchone())[0] == "force_custom_plan"
     assert plans["insert"] == (3, 5), plans
     assert plans["select"] == (0, 8), plans
+
+
+async def test_a_read_may_leave_its_plan_to_postgresql_for_itself_alone(database_url):
+    """A read with `auto_plans` (a statement of searches only) is planned as PostgreSQL chooses, a generic plan once
+    five custom ones show it costs no more, on its own or in a session's transaction; the setting ends with its turn,
+    so the connection's other reads are still planned for their values, and nothing warns."""
+    reads = {
+        name: f"select (select name from app_public.authors where id = %(id)s::int) as {name}"
+        for name in ("chosen", "custom", "in_session")
+    }
+    session = Session(settings={"app.user_id": "42"})
+    notices: list[str] = []
+    async with open_pool(database_url, SETTINGS, size=1) as pool:
+        async with pool.connection() as conn:
+            conn.add_notice_handler(lambda notice: notices.append(notice.message_primary or ""))
+        executor = Executor(pool)
+        for n in range(8):
+            await executor.fetch(reads["chosen"], {"id": n}, auto_plans=True)
+            await executor.fetch(reads["custom"], {"id": n})
+            await executor.fetch(reads["in_session"], {"id": n}, session=session, auto_plans=True)
+        assert await executor.fetch("select current_setting('plan_cache_mode')", {}) == (b"force_custom_plan",)
+        async with pool.connection() as conn:
+            cursor = await conn.execute(
+                "select statement, generic_plans, custom_plans from pg_prepared_statements where name like 'svc_%'"
+            )
+            plans = {
+                name: (generic, custom)
+                for statement, generic, custom in await cursor.fetchall()
+                for name in reads
+                if statement.endswith(f"as {name}")
+            }
+    assert plans == {"chosen": (3, 5), "custom": (0, 8), "in_session": (3, 5)}, plans
+    assert notices == []

@@ -15,7 +15,10 @@ films), `chase` (2 actors, 30-odd films).
 import re
 
 import pytest
+from graphql import OperationDefinitionNode, parse
 
+from svc.graphql import QueryPlanner, build_graphql_schema
+from svc.sql import compile_read
 from tests.search.support import (
     MAX_LIMIT,
     TOO_MANY_CODES,
@@ -31,6 +34,7 @@ from tests.search.support import (
 )
 from tests.support.debug import debug_explain, tsqueries_not_made_once
 from tests.support.graphql import Gql
+from tests.support.model import read_model
 from tests.support.postgres import PAGILA, execute, fetch
 from tests.support.service import running_service
 
@@ -266,6 +270,26 @@ async def test_the_query_is_made_a_tsquery_once_per_statement(tmp_path, db):
             assert response.status_code == 200, response.text
             (explained,) = await debug_explain(client, response)
             assert tsqueries_not_made_once(explained["plan"]) == []
+
+
+@pytest.mark.parametrize(
+    ("document", "auto"),
+    [
+        ('{ filmsFullTextSearch(query: "boat") { hits { score } } }', True),
+        ('{ filmsFuzzySearch(query: "love") { hits { score } } globalSearch(query: "chase") { hasMore } }', True),
+        ('{ filmsFullTextSearch(query: "boat") { hasMore } films(first: 2) { filmId } }', False),
+        ("{ films(first: 2) { filmId } }", False),
+    ],
+)
+async def test_a_statement_of_searches_only_leaves_its_plan_to_postgresql(tmp_path, db, document, auto):
+    """Its plan is its ranking's index whatever the values (`CompiledRead.auto_plans`, tests/db/test_executor.py for
+    what the executor does with it); a statement with any other root field is planned for its values."""
+    config, model = await read_model(db, tmp_path, SETTINGS)
+    schema = build_graphql_schema(model).schema
+    (operation,) = parse(document).definitions
+    assert isinstance(operation, OperationDefinitionNode)
+    planned = QueryPlanner(schema, model, config.limits).plan(operation, {}, {})
+    assert compile_read(planned.plan).auto_plans is auto
 
 
 HIGHLIGHTS = """query($query: String!) {
