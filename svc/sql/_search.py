@@ -7,7 +7,7 @@ ranking's matches; or two rankings' candidates fused by reciprocal rank), their 
     fused:      with svc_lexical as (<key, rank> of the first ranking's best candidates), svc_vector as (...)
                 select <columns>, f.__score from (<keys of either, with the fused score>) f join <table> t on <key>
     answer:     json_build_object('hits', json_agg(<hit> ...) filter (where __n <= first), 'hasMore', count(*) > first)
-                over the union of every source's hits numbered by score
+                over the one source's hits numbered by its ranking, or the union of every source's numbered by score
 
 A vector or spatial ranking is read in its distance order, which its index serves; its score is a decreasing
 function of that distance, so the hits come out best first either way. Index expressions and full-text sources are
@@ -89,12 +89,21 @@ class SearchWriter:
         self._needed_columns = needed_columns
 
     def search(self, search: Search) -> sql.Composable:
-        """The results object of a search."""
+        """The results object of a search: its hits numbered best first (a single source's by its own ranking, the
+        sources' of a global search merged by score), the first `first` of them, and whether there are more."""
         first = param(search.first)
-        hits = sql.SQL(" union all ").join(
-            self._hits(source, position, first) for position, source in enumerate(search.sources, start=1)
-        )
-        merged, numbered = sql.Identifier(self._alias()), sql.Identifier(self._alias())
+        if len(search.sources) == 1:
+            hits = self._hits(search.sources[0], first, position=None)
+        else:
+            merged = sql.Identifier(self._alias())
+            each = sql.SQL(" union all ").join(
+                sql.SQL("({})").format(self._hits(source, first, position=position))
+                for position, source in enumerate(search.sources, start=1)
+            )
+            hits = sql.SQL(
+                "select {m}.h, row_number() over (order by {m}.s desc, {m}.src, {m}.rank) as __n from ({each}) {m}"
+            ).format(m=merged, each=each)
+        numbered = sql.Identifier(self._alias())
         members: list[tuple[str, sql.Composable]] = []
         for output in search.outputs:
             if output.constant is not None:
@@ -110,22 +119,27 @@ class SearchWriter:
                 )
             else:
                 members.append((output.key, sql.SQL("count(*) > {}").format(first)))
-        return sql.SQL(
-            "select {members} from (select {m}.h, row_number() over (order by {m}.s desc, {m}.src, {m}.rank) as __n"
-            " from ({hits}) {m}) {n}"
-        ).format(members=json_object(members), m=merged, hits=hits, n=numbered)
+        return sql.SQL("select {members} from ({hits}) {n}").format(members=json_object(members), hits=hits, n=numbered)
 
-    def _hits(self, source: SearchSource, position: int, first: sql.Composable) -> sql.Composable:
-        """One source's hits (JSON `h`), scores `s`, its position `src` and each hit's rank in it."""
+    def _hits(self, source: SearchSource, first: sql.Composable, *, position: int | None) -> sql.Composable:
+        """One source's hits (JSON `h`) numbered best first by its ranking: as `__n` when it is the search's only
+        source (`position` None); else as `rank`, with their scores `s` and the source's `position` `src`, for the
+        merge."""
         row = sql.Identifier(self._alias())
         candidates = self._fused(source, first) if source.fusion is not None else self._ranked(source, first)
         joins, node = self._row(source.read.shape, row, source.read)
         hit = json_object([(output.key, self._hit_member(output, row, node, source)) for output in source.hits])
         key = sql.SQL(", ").join(sql.SQL("{}.{}").format(row, sql.Identifier(c)) for c in source.key)
-        return sql.SQL(
-            "(select {hit} as h, {row}.__score::float8 as s, {position} as src,"
-            " row_number() over (order by {row}.__score desc, {key}) as rank from ({candidates}) {row}{joins})"
-        ).format(hit=hit, row=row, position=sql.Literal(position), key=key, candidates=candidates, joins=joins)
+        rank = sql.SQL("row_number() over (order by {row}.__score desc, {key})").format(row=row, key=key)
+        if position is None:
+            columns = sql.SQL("{hit} as h, {rank} as __n").format(hit=hit, rank=rank)
+        else:
+            columns = sql.SQL("{hit} as h, {row}.__score::float8 as s, {position} as src, {rank} as rank").format(
+                hit=hit, row=row, position=sql.Literal(position), rank=rank
+            )
+        return sql.SQL("select {columns} from ({candidates}) {row}{joins}").format(
+            columns=columns, candidates=candidates, row=row, joins=joins
+        )
 
     def _hit_member(
         self, output: HitOutput, row: sql.Identifier, node: sql.Composable, source: SearchSource
