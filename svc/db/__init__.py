@@ -6,19 +6,30 @@ Layer 2 (ARCHITECTURE.md). Nothing above this package touches a connection excep
 
 from ._connection import Connection
 from ._errors import RETRYABLE_SQLSTATES, map_database_error
-from ._executor import Executor, Isolation, Session, StatementCounter, Transaction, sql_comment
+from ._executor import (
+    CUSTOM_PLANS,
+    Executor,
+    Isolation,
+    PlanCacheMode,
+    Session,
+    StatementCounter,
+    Transaction,
+    sql_comment,
+)
 from ._pool import TOO_MANY_GROUPS_STATE, ConnectionSettings, Pool, PoolStats, open_pool
 from ._positions import Positions, format_lsn, parse_lsn, track_positions
 from ._remote import fdw_conninfo, remote_rows
 from ._replicas import Replica, ReplicaHealth, Replicas, ReplicaState, open_replicas
 
 __all__ = [
+    "CUSTOM_PLANS",
     "RETRYABLE_SQLSTATES",
     "TOO_MANY_GROUPS_STATE",
     "Connection",
     "ConnectionSettings",
     "Executor",
     "Isolation",
+    "PlanCacheMode",
     "Pool",
     "PoolStats",
     "Positions",

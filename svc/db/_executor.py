@@ -53,6 +53,11 @@ _BACKOFF_BASE = 0.01
 _BACKOFF_CAP = 1.0
 _ROLLBACK_TIMEOUT = 5.0
 _COMMENT_UNSAFE = re.compile(r"[^A-Za-z0-9_.:/\-]")
+#: How PostgreSQL plans a prepared statement (`plan_cache_mode`): for its values each time (a read's, the connections'
+#: setting), as it chooses (a generic plan once five custom ones show it costs no more), or once.
+PlanCacheMode = Literal["force_custom_plan", "auto", "force_generic_plan"]
+CUSTOM_PLANS: PlanCacheMode = "force_custom_plan"
+
 _BEGIN: Mapping[tuple[Isolation, bool], LiteralString] = {
     ("read committed", False): "begin isolation level read committed",
     ("read committed", True): "begin isolation level read committed read only",
@@ -115,17 +120,19 @@ class Transaction:
         self.position: int | None = None
 
     async def open(
-        self, begin: LiteralString, session: Session | None, *, readonly: bool, auto_plans: bool = False
+        self, begin: LiteralString, session: Session | None, *, readonly: bool, plans: PlanCacheMode = CUSTOM_PLANS
     ) -> None:
         """Start the unit's own transaction: BEGIN and the session wait for the first statement.
 
-        A writing unit's statements, and a read's when `auto_plans` allows, are planned as PostgreSQL chooses by
-        default (`plan_cache_mode = auto`: a generic plan once five custom ones show it costs no more), not the
-        connection's custom plan every time: a write's values come as JSON row sets, which no custom plan knows
-        better (planning was half of the database's time on a create)."""
+        A reading unit's statements are planned as `plans` says (the connection's custom plan every time unless the
+        statement says otherwise, `svc.sql.CompiledRead.plans`). A writing unit's are planned as PostgreSQL chooses
+        by default (`plan_cache_mode = auto`: a generic plan once five custom ones show it costs no more): a write's
+        values come as JSON row sets, which no custom plan knows better (planning was half of the database's time on
+        a create)."""
         self._queued = [Command(begin.encode(), prepare=True)]
-        if auto_plans or not readonly:
-            self._queued.append(_AUTO_PLANS)
+        mode = plans if readonly else "auto"
+        if mode != CUSTOM_PLANS:
+            self._queued.append(_PLANS[mode])
         if session is not None and (session.role or session.settings):
             self._queued.append(_session_command(self.connection, session))
 
@@ -294,9 +301,12 @@ class Transaction:
 
 # The unit's own commands repeat on every connection: prepared like compiled statements (parsed once per connection).
 _COMMIT = Command(b"commit", prepare=True)
-#: PostgreSQL's own plan choice until the transaction ends: the unit's, or a read's implicit one (its turn, up to the
-#: sync), where `set local` would warn that it needs a transaction block.
-_AUTO_PLANS = Command(b"select set_config('plan_cache_mode', 'auto', true)", prepare=True)
+#: Each plan choice other than the connection's, until the transaction ends: the unit's, or a read's implicit one (its
+#: turn, up to the sync), where `set local` would warn that it needs a transaction block.
+_PLANS: Mapping[PlanCacheMode, Command] = {
+    mode: Command(b"select set_config('plan_cache_mode', '%s', true)" % mode.encode(), prepare=True)
+    for mode in ("auto", "force_generic_plan")
+}
 #: The insert position is past the commit record whatever `synchronous_commit` says, so a replica that has replayed
 #: it has the write.
 _POSITION = Command(b"select pg_current_wal_insert_lsn() - '0/0'::pg_lsn", prepare=True)
@@ -375,18 +385,16 @@ class Executor:
         tags: Mapping[LiteralString, str] | None = None,
         session: Session | None = None,
         replica: bool = False,
-        auto_plans: bool = False,
+        plans: PlanCacheMode = CUSTOM_PLANS,
     ) -> tuple[bytes | None, ...]:
         """One compiled read statement; its row, text columns as raw bytes (on a replica when `replica` allows).
 
         A read is one statement and needs no explicit transaction: without a session it runs on its own in one
         round trip; with a role or settings it runs in a read-only transaction that sets them first. It is planned
-        for its values each time (the connection's `force_custom_plan`) unless `auto_plans` leaves the choice to
-        PostgreSQL (`svc.sql.CompiledRead.auto_plans`), set for the statement alone in the same turn.
+        for its values each time (the connection's `force_custom_plan`) unless `plans` says otherwise
+        (`svc.sql.CompiledRead.plans`), set for the statement alone in the same turn.
         """
-        (row,) = await self._rows(
-            statement, params, tags=tags, session=session, replica=replica, one=True, auto_plans=auto_plans
-        )
+        (row,) = await self._rows(statement, params, tags=tags, session=session, replica=replica, one=True, plans=plans)
         return row
 
     async def fetch_rows(
@@ -400,7 +408,7 @@ class Executor:
     ) -> list[tuple[bytes | None, ...]]:
         """One compiled read statement answering many rows (a batch of live queries); as `fetch`."""
         return await self._rows(
-            statement, params, tags=tags, session=session, replica=replica, one=False, auto_plans=False
+            statement, params, tags=tags, session=session, replica=replica, one=False, plans=CUSTOM_PLANS
         )
 
     async def _rows(
@@ -412,7 +420,7 @@ class Executor:
         session: Session | None,
         replica: bool,
         one: bool,
-        auto_plans: bool,
+        plans: PlanCacheMode,
     ) -> list[tuple[bytes | None, ...]]:
         if session is not None and (session.role or session.settings):
             return await self.run(
@@ -421,7 +429,7 @@ class Executor:
                 session=session,
                 readonly=True,
                 replica=replica,
-                auto_plans=auto_plans,
+                plans=plans,
             )
         text = _tagged(statement, self._comment(tags))
 
@@ -430,7 +438,7 @@ class Executor:
                 if self._explain:
                     await _explain(conn, text, params)
                 self.counter.sent += 1
-                return await _recorded("query", text, _fetch(conn, text, params, one=one, auto_plans=auto_plans))
+                return await _recorded("query", text, _fetch(conn, text, params, one=one, plans=plans))
 
         return await self._retrying(lambda: self._routed(once, replica))
 
@@ -444,11 +452,10 @@ class Executor:
         isolation: Isolation = "read committed",
         replica: bool = False,
         retry: bool = True,
-        auto_plans: bool = False,
+        plans: PlanCacheMode = CUSTOM_PLANS,
     ) -> T:
         """Run `work` in a new transaction, committed when it returns and rolled back when it raises (read-only
-        work on a replica when `replica` allows; planned as PostgreSQL chooses when it writes or `auto_plans`
-        allows, `Transaction.open`).
+        work on a replica when `replica` allows; read-only work planned as `plans` says, `Transaction.open`).
 
         Retries the whole unit on serialization failure or deadlock, unless `retry` is off (work that consumes
         what it cannot read again, a request body); raises `SvcError` for the failures `map_database_error` names
@@ -459,7 +466,7 @@ class Executor:
 
         async def once(pool: Pool) -> T:
             return await self._run_once(
-                pool, work, comment=comment, session=session, begin=begin, readonly=readonly, auto_plans=auto_plans
+                pool, work, comment=comment, session=session, begin=begin, readonly=readonly, plans=plans
             )
 
         return await self._retrying(lambda: self._routed(once, replica and readonly), retry=retry)
@@ -516,7 +523,7 @@ class Executor:
         session: Session | None,
         begin: LiteralString,
         readonly: bool,
-        auto_plans: bool,
+        plans: PlanCacheMode,
     ) -> T:
         async with pool.connection() as conn:
             positions = None if readonly else current_positions()
@@ -525,7 +532,7 @@ class Executor:
                 conn, comment, self.counter, kind, report_position=positions is not None, explain=self._explain
             )
             try:
-                await tx.open(begin, session, readonly=readonly, auto_plans=auto_plans)
+                await tx.open(begin, session, readonly=readonly, plans=plans)
                 result = await work(tx)
                 if not tx.committed:
                     await tx.commit()
@@ -562,12 +569,12 @@ async def _recorded(kind: str, statement: object, sending: Awaitable[T]) -> T:
 
 
 async def _fetch(
-    conn: Connection, statement: str, params: Mapping[str, Any], *, one: bool, auto_plans: bool
+    conn: Connection, statement: str, params: Mapping[str, Any], *, one: bool, plans: PlanCacheMode
 ) -> list[tuple[bytes | None, ...]]:
-    """A compiled read on its own (no transaction of the unit's), in one turn; with `auto_plans`, after the plan
-    choice is set for the turn's implicit transaction."""
+    """A compiled read on its own (no transaction of the unit's), in one turn; planned as `plans` says, set for the
+    turn's implicit transaction when it is not the connection's custom plan."""
     read = compiled(conn.raw, statement, params)
-    *_, result = await turn(conn, [_AUTO_PLANS, read] if auto_plans else [read])
+    *_, result = await turn(conn, [read] if plans == CUSTOM_PLANS else [_PLANS[plans], read])
     return _loaded(conn, result, one=one)
 
 

@@ -202,7 +202,7 @@ class Pool:
         path = [*self._settings.schemas, *(s for s in extension_schemas if s not in self._settings.schemas)]
         # Prepared statements save parsing; a read's plans are made for the values at hand (page sizes and filters
         # change the best plan a lot), which a generic plan would not know. A write's transaction, and a statement
-        # of searches, leave the choice to PostgreSQL (svc.db.Transaction, svc.sql.CompiledRead.auto_plans).
+        # of searches, leave the choice to PostgreSQL (svc.db.Transaction, svc.sql.CompiledRead.plans).
         statements: list[sql.Composable] = [sql.SQL("set plan_cache_mode = force_custom_plan")]
         # A standby creates nothing, temporary functions included: statements calling them read on the primary
         # (`svc.sql.CompiledRead.primary_only`).

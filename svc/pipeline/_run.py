@@ -108,7 +108,7 @@ class Pipeline:
                 tags=context.tags,
                 session=context.session,
                 replica=not compiled.primary_only,
-                auto_plans=compiled.auto_plans,
+                plans=compiled.plans,
             )
         except psycopg.Error as exc:
             raise answer_error(exc, statements.errors, context.request_id) from exc

@@ -22,6 +22,7 @@ from typing import LiteralString
 import attrs
 from psycopg import sql
 
+from svc.db import CUSTOM_PLANS, PlanCacheMode
 from svc.plan import (
     ArcOutput,
     ColumnOutput,
@@ -65,7 +66,7 @@ from svc.plan import (
 
 from ._aggregates import StatsWriter, asks_for_stats, key_value
 from ._filters import Expressions, RowSide, TypeName, Value, link_condition, param, qualified, where
-from ._search import SearchWriter
+from ._search import SearchWriter, searched_once
 from ._values import carried_setting, global_id, json_object, mapped
 
 #: Relations of a row read by lateral joins; the rest are scalar subqueries (SPEC "Operations": beyond eight).
@@ -91,11 +92,8 @@ class CompiledRead:
     primary_only: bool = attrs.field(
         init=False, default=attrs.Factory(lambda self: "pg_temp.svc_" in self.statement, takes_self=True)
     )
-    #: Whether PostgreSQL may keep a generic plan of the statement (`plan_cache_mode = auto`, as for a write) where a
-    #: read is otherwise planned for its values each time: a statement of searches only. A search's plan is its
-    #: ranking's index and a sort of the candidates whatever the values, and planning it (the index's costs, the
-    #: column's statistics) cost the database about as much as running it.
-    auto_plans: bool = False
+    #: How the database plans the statement (`plan_cache_mode`, `plans_of`).
+    plans: PlanCacheMode = CUSTOM_PLANS
 
 
 def compile_read(plan: ReadPlan) -> CompiledRead:
@@ -107,10 +105,22 @@ def compile_read(plan: ReadPlan) -> CompiledRead:
         assert read is not None and read.kind is ReadKind.PAGE
         statement = compiler.split_page(read)
         return CompiledRead(statement.as_string(None), tuple(output.key for output in read.page_outputs))
-    searches = all(root.search is not None for root in plan.roots)
     return CompiledRead(
-        _roots(compiler, plan).as_string(None), tuple(root.key for root in plan.roots), auto_plans=searches
+        _roots(compiler, plan).as_string(None), tuple(root.key for root in plan.roots), plans=plans_of(plan)
     )
+
+
+def plans_of(plan: ReadPlan) -> PlanCacheMode:
+    """How the database plans the statement of `plan`: a read for its values each time (page sizes and filters
+    change the best plan a lot); a statement of searches only as PostgreSQL chooses (`auto`, as a write's), since a
+    search's plan is its ranking's index whatever the values and planning it (the index's costs, the column's
+    statistics) cost about as much as running it; and one of plain nearest-vector searches once (`searched_once`)."""
+    searches = [root.search for root in plan.roots]
+    if not all(search is not None for search in searches):
+        return CUSTOM_PLANS
+    if all(search is not None and searched_once(search) for search in searches):
+        return "force_generic_plan"
+    return "auto"
 
 
 def compile_batch(plan: ReadPlan, params: int) -> CompiledRead:

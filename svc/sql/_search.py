@@ -295,6 +295,21 @@ class SearchWriter:
         return sql.SQL(", ").join([best, *keys])
 
 
+def searched_once(search: Search) -> bool:
+    """Whether the search is nothing but nearest vectors: each source one vector ranking, without `minScore`, a
+    condition or a filter. Its plan is the vector index's ordered scan whatever the vector and `first`, so it is
+    planned once (`force_generic_plan`): PostgreSQL's own choice plans it again for every request, a generic plan's
+    unknown limit making it look dearer than the custom plans (planning was a third of the database's time on S3).
+    With a filter a custom plan may rightly prefer an exact scan of the few rows it selects (an index's filtered
+    candidates can fall short of `first`), so those stay PostgreSQL's choice."""
+    return all(
+        source.fusion is None
+        and source.read.filter is None
+        and all(ranking.kind in _VECTOR_DISTANCES and ranking.bound is None for ranking in source.rankings)
+        for source in search.sources
+    )
+
+
 def _ts_query(config: str | None, query: sql.Composable) -> sql.Composable:
     """The client's web-search text as a tsquery, made once per statement (`TS_QUERY_ONCE`)."""
     if config is None:

@@ -225,13 +225,14 @@ async def test_a_write_is_planned_as_postgresql_chooses_and_a_read_for_its_value
     assert plans["select"] == (0, 8), plans
 
 
-async def test_a_read_may_leave_its_plan_to_postgresql_for_itself_alone(database_url):
-    """A read with `auto_plans` (a statement of searches only) is planned as PostgreSQL chooses, a generic plan once
-    five custom ones show it costs no more, on its own or in a session's transaction; the setting ends with its turn,
-    so the connection's other reads are still planned for their values, and nothing warns."""
+async def test_a_read_may_say_how_it_is_planned_for_itself_alone(database_url):
+    """A read with `plans` (`svc.sql.CompiledRead.plans`) is planned as it says, on its own or in a session's
+    transaction: as PostgreSQL chooses (`auto`, a generic plan once five custom ones show it costs no more) or once
+    (`force_generic_plan`). The setting ends with its turn, so the connection's other reads are still planned for
+    their values, and nothing warns."""
     reads = {
         name: f"select (select name from app_public.authors where id = %(id)s::int) as {name}"
-        for name in ("chosen", "custom", "in_session")
+        for name in ("chosen", "custom", "in_session", "once")
     }
     session = Session(settings={"app.user_id": "42"})
     notices: list[str] = []
@@ -240,9 +241,10 @@ async def test_a_read_may_leave_its_plan_to_postgresql_for_itself_alone(database
             conn.add_notice_handler(lambda notice: notices.append(notice.message_primary or ""))
         executor = Executor(pool)
         for n in range(8):
-            await executor.fetch(reads["chosen"], {"id": n}, auto_plans=True)
+            await executor.fetch(reads["chosen"], {"id": n}, plans="auto")
             await executor.fetch(reads["custom"], {"id": n})
-            await executor.fetch(reads["in_session"], {"id": n}, session=session, auto_plans=True)
+            await executor.fetch(reads["in_session"], {"id": n}, session=session, plans="auto")
+            await executor.fetch(reads["once"], {"id": n}, plans="force_generic_plan")
         assert await executor.fetch("select current_setting('plan_cache_mode')", {}) == (b"force_custom_plan",)
         async with pool.connection() as conn:
             cursor = await conn.execute(
@@ -254,5 +256,5 @@ async def test_a_read_may_leave_its_plan_to_postgresql_for_itself_alone(database
                 for name in reads
                 if statement.endswith(f"as {name}")
             }
-    assert plans == {"chosen": (3, 5), "custom": (0, 8), "in_session": (3, 5)}, plans
+    assert plans == {"chosen": (3, 5), "custom": (0, 8), "in_session": (3, 5), "once": (8, 0)}, plans
     assert notices == []

@@ -273,23 +273,23 @@ async def test_the_query_is_made_a_tsquery_once_per_statement(tmp_path, db):
 
 
 @pytest.mark.parametrize(
-    ("document", "auto"),
+    ("document", "plans"),
     [
-        ('{ filmsFullTextSearch(query: "boat") { hits { score } } }', True),
-        ('{ filmsFuzzySearch(query: "love") { hits { score } } globalSearch(query: "chase") { hasMore } }', True),
-        ('{ filmsFullTextSearch(query: "boat") { hasMore } films(first: 2) { filmId } }', False),
-        ("{ films(first: 2) { filmId } }", False),
+        ('{ filmsFullTextSearch(query: "boat") { hits { score } } }', "auto"),
+        ('{ filmsFuzzySearch(query: "love") { hits { score } } globalSearch(query: "chase") { hasMore } }', "auto"),
+        ('{ filmsFullTextSearch(query: "boat") { hasMore } films(first: 2) { filmId } }', "force_custom_plan"),
+        ("{ films(first: 2) { filmId } }", "force_custom_plan"),
     ],
 )
-async def test_a_statement_of_searches_only_leaves_its_plan_to_postgresql(tmp_path, db, document, auto):
-    """Its plan is its ranking's index whatever the values (`CompiledRead.auto_plans`, tests/db/test_executor.py for
-    what the executor does with it); a statement with any other root field is planned for its values."""
+async def test_a_statement_of_searches_only_leaves_its_plan_to_postgresql(tmp_path, db, document, plans):
+    """Its plan is its ranking's index whatever the values (`CompiledRead.plans`, tests/db/test_executor.py for what
+    the executor does with it); a statement with any other root field is planned for its values each time."""
     config, model = await read_model(db, tmp_path, SETTINGS)
     schema = build_graphql_schema(model).schema
     (operation,) = parse(document).definitions
     assert isinstance(operation, OperationDefinitionNode)
     planned = QueryPlanner(schema, model, config.limits).plan(operation, {}, {})
-    assert compile_read(planned.plan).auto_plans is auto
+    assert compile_read(planned.plan).plans == plans
 
 
 HIGHLIGHTS = """query($query: String!) {

@@ -11,7 +11,10 @@ distance and key, so an approximate index scan in the service would show.
 import json
 
 import pytest
+from graphql import OperationDefinitionNode, parse
 
+from svc.graphql import QueryPlanner, build_graphql_schema
+from svc.sql import compile_read
 from tests.search.support import (
     MAX_LIMIT,
     assert_ranked,
@@ -25,6 +28,7 @@ from tests.search.support import (
     vector_literal,
 )
 from tests.support.graphql import Gql
+from tests.support.model import read_model
 from tests.support.postgres import fetch
 from tests.support.service import running_service
 
@@ -171,6 +175,28 @@ async def test_a_semantic_search_is_one_statement(service):
     before = await statements(service.client)
     await Gql(service.client).data(semantic_query("documents"), {"vector": COOKING})
     assert await statements(service.client) - before == 1
+
+
+@pytest.mark.parametrize(
+    ("arguments", "plans"),
+    [
+        ("", "force_generic_plan"),
+        (", first: 50", "force_generic_plan"),
+        (", filter: {rowId: {lessThan: 60}}", "auto"),
+        (", minScore: 0.5", "auto"),
+    ],
+)
+async def test_a_plain_nearest_vector_search_is_planned_once(tmp_path, vector_database_url, arguments, plans):
+    """Its plan is the index's ordered scan whatever the vector and `first` (`searched_once`); with a filter or a
+    least score, the plan is PostgreSQL's choice, as for any search. (What the executor does with it:
+    tests/db/test_executor.py; that the answers are the exact ones: the tests above, planned so.)"""
+    config, model = await read_model(vector_database_url, tmp_path, SETTINGS)
+    schema = build_graphql_schema(model).schema
+    document = f"{{ documentsSemanticSearch(vector: {json.dumps(COOKING)}{arguments}) {{ hits {{ score }} }} }}"
+    (operation,) = parse(document).definitions
+    assert isinstance(operation, OperationDefinitionNode)
+    planned = QueryPlanner(schema, model, config.limits).plan(operation, {}, {})
+    assert compile_read(planned.plan).plans == plans
 
 
 # --- hybrid --------------------------------------------------------------------------------------------------------
