@@ -1374,6 +1374,12 @@ def search_report(
         )
     lines += [
         f"- {_svc_note(args)}, its default pool of 10 connections, one process per database.",
+        "- Plans: pgbench sends each raw statement with the simple protocol, so PostgreSQL parses and plans it for its "
+        "literal values every time, as an application without prepared statements would (S1's plan for `'coma' <% "
+        "title` scans the whole table, the trigram index looking dearer for that value). svc prepares its "
+        "statements, leaves the plan of a search to PostgreSQL (`auto`: a generic plan once it costs no more, "
+        "which for S1 reads the trigram index) and plans a plain nearest-vector search once (README, "
+        '"Round trips").',
         "",
         "### Equivalence (checked before timing)",
         "",
