@@ -319,16 +319,23 @@ def _ts_query(config: str | None, query: sql.Composable) -> sql.Composable:
 
 def _vector(ranking: Ranking) -> sql.Composable:
     assert ranking.sql_type is not None
-    return sql.SQL("({})::{}").format(param(ranking.query), TypeName(ranking.sql_type))
+    return _once(sql.SQL("({})::{}").format(param(ranking.query), TypeName(ranking.sql_type)))
 
 
 def _geometry(ranking: Ranking) -> sql.Composable:
     shape = sql.SQL("ST_GeomFromGeoJSON({})").format(param(ranking.query))
     if ranking.kind is RankingKind.GEOGRAPHY:
-        return sql.SQL("({})::geography").format(shape)
+        return _once(sql.SQL("({})::geography").format(shape))
     if ranking.srid is not None:
-        return sql.SQL("ST_SetSRID({}, {})").format(shape, sql.Literal(ranking.srid))
-    return shape
+        return _once(sql.SQL("ST_SetSRID({}, {})").format(shape, sql.Literal(ranking.srid)))
+    return _once(shape)
+
+
+def _once(operand: sql.Composable) -> sql.Composable:
+    """A ranking's operand read from the client's text once per statement, as the tsquery is (`TS_QUERY_ONCE`): a
+    plan made once (a nearest-vector search's, PostgreSQL's generic plan of a search) would otherwise read the
+    vector or the shape again for every row it scores. A custom plan folds either way."""
+    return sql.SQL("(select {})").format(operand)
 
 
 def _fused_scores(fusion: Fusion, names: list[sql.Identifier]) -> sql.Composable:

@@ -9,6 +9,7 @@ distance and key, so an approximate index scan in the service would show.
 """
 
 import json
+import re
 
 import pytest
 from graphql import OperationDefinitionNode, parse
@@ -27,6 +28,7 @@ from tests.search.support import (
     statements,
     vector_literal,
 )
+from tests.support.debug import INIT_PLAN_VALUE, debug_explain, plan_orderings
 from tests.support.graphql import Gql
 from tests.support.model import read_model
 from tests.support.postgres import fetch
@@ -197,6 +199,22 @@ async def test_a_plain_nearest_vector_search_is_planned_once(tmp_path, vector_da
     assert isinstance(operation, OperationDefinitionNode)
     planned = QueryPlanner(schema, model, config.limits).plan(operation, {}, {})
     assert compile_read(planned.plan).plans == plans
+
+
+@pytest.mark.parametrize("arguments", ["", ", filter: {rowId: {lessThan: 60}}"])
+async def test_the_vector_is_read_once_per_statement(tmp_path, vector_database_url, arguments):
+    """The query vector is an InitPlan's value, which the index's ordering (or the sort) reads: not a cast of the
+    parameter, which a plan made once would compute again for every row it scores."""
+    settings = {**SETTINGS, "dev": {"debug": {"explain": True}}}
+    async with running_service(tmp_path, vector_database_url, settings, mode="dev") as service:
+        response = await service.client.post(
+            "/graphql", json={"query": semantic_query("documents", arguments), "variables": {"vector": COOKING}}
+        )
+        assert response.status_code == 200, response.text
+        (explained,) = await debug_explain(service.client, response)
+        distances = [ordering for ordering in plan_orderings(explained["plan"]) if "<=>" in ordering]
+        assert distances, explained["plan"]
+        assert all(re.search(rf"<=> {INIT_PLAN_VALUE}\)", distance) for distance in distances), distances
 
 
 # --- hybrid --------------------------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import unquote
 
@@ -26,15 +26,26 @@ async def debug_explain(client: httpx.AsyncClient, response: httpx.Response) -> 
 
 def plan_conditions(plan: Any) -> Iterator[str]:
     """Every condition of an EXPLAIN (format json) plan: index and recheck conditions, join conditions, filters."""
+    return _plan_texts(plan, lambda key: key.endswith(" Cond") or key == "Filter")
+
+
+def plan_orderings(plan: Any) -> Iterator[str]:
+    """Every ordering expression of an EXPLAIN (format json) plan: an index scan's `Order By`, each sort key."""
+    return _plan_texts(plan, lambda key: key in ("Order By", "Sort Key", "Presorted Key"))
+
+
+def _plan_texts(plan: Any, wanted: Callable[[str], bool]) -> Iterator[str]:
     if isinstance(plan, list):
         for item in plan:
-            yield from plan_conditions(item)
+            yield from _plan_texts(item, wanted)
     elif isinstance(plan, dict):
         for key, value in plan.items():
-            if isinstance(value, str) and (key.endswith(" Cond") or key == "Filter"):
+            if isinstance(value, str) and wanted(key):
                 yield value
+            elif isinstance(value, list) and wanted(key):
+                yield from (item for item in value if isinstance(item, str))
             else:
-                yield from plan_conditions(value)
+                yield from _plan_texts(value, wanted)
 
 
 def tsqueries_not_made_once(plan: Any) -> list[str]:
