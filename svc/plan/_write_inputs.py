@@ -12,7 +12,8 @@ relations in a bulk update's `set`.
 """
 
 import decimal
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 import attrs
@@ -37,7 +38,7 @@ from svc.model import (
 from ._cursors import decode_global_id
 from ._ir import Table
 from ._naming import GRAPHQL_NAMING, Naming, rendered
-from ._values import bad_input, coerce, enum_label, json_text, range_literal, scalar
+from ._values import bad_input, coerce, enum_label, json_text, range_literal, scalar, scalar_reader
 from ._write_plan import KeyLookup, OnConflict, Path, RelatedWrite, RelationWriteKind, RowWrite, Values
 
 K = RelationWriteKind
@@ -50,9 +51,14 @@ _STATUS_BY_KIND = {
 }
 #: The order relation members of one relation input run in: releases first, so `set` keeps what it connects and
 #: creates; connections before creations; changes to existing children last.
-#: Rendered paths kept (`_at`); past it they are rendered afresh.
-_RENDERED_PATHS = 4096
+#: Rendered paths (`_at`) and column plans (`column_values`) kept; past it they are made afresh.
+_KEPT = 4096
 _TO_MANY_ORDER = ("set", "disconnect", "connect", "connectOrCreate", "create", "update", "delete", "sync")
+
+
+#: A `column_values` plan: the members' columns, readers and paths.
+_ColumnPlan = tuple[tuple[str, ...], tuple[Callable[[Any, Path], Any], ...], tuple[Path, ...]]
+_UNPLANNED: Any = object()
 
 
 def render_path(path: Sequence[str | int]) -> str:
@@ -98,13 +104,17 @@ class WriteInputs:
         self.model = model
         self.naming = naming
         self._rendered: dict[Path, tuple[str, ...]] = {}
+        #: Each column's `value`, by its type's name and its field's.
+        self._readers: dict[tuple[str, str], Callable[[Any, Path], Any]] = {}
+        #: `column_values`' plans, by type, member names, path and whether the write updates.
+        self._plans: dict[tuple[str, tuple[str, ...], Path, bool], _ColumnPlan | None] = {}
 
     def _at(self, path: Path) -> tuple[str, ...]:
         """The path as a check names it, rendered once per path (a bulk write's rows repeat the same few)."""
         found = self._rendered.get(path)
         if found is None:
             found = self._rendered[path] = rendered(self.naming, path)
-            if len(self._rendered) > _RENDERED_PATHS:
+            if len(self._rendered) > _KEPT:
                 self._rendered.clear()
         return found
 
@@ -175,6 +185,9 @@ class WriteInputs:
         if not isinstance(value, Mapping):
             raise bad_input(f"expected an object of {entity.type_name} fields", self._at(path))
         members = cast("Mapping[str, Any]", value)
+        columns = self._columns(entity, members, path, update=update)
+        if columns is not None:
+            return columns, ()
         values: dict[str, Any] = {}
         paths: dict[str, Path] = {}
         related: list[RelatedWrite] = []
@@ -186,9 +199,7 @@ class WriteInputs:
             at = (*path, self.naming.field(entity, name))
             field = entity.field(name)
             if field is not None:
-                if not (field.updatable if update else field.insertable):
-                    raise bad_input(f"{name} is read-only", self._at(at))
-                values[field.column] = self.value(entity, field, member, at)
+                values[field.column] = self._written(entity, field, member, at, update=update)
                 paths[field.column] = at
                 continue
             if parent is not None and (parent_field := parent.column(name)) is not None:
@@ -229,35 +240,143 @@ class WriteInputs:
                     )
         return Values(tuple(values.items()), tuple(paths.items())), tuple(related)
 
+    def _columns(self, entity: Entity, members: Mapping[str, Any], path: Path, *, update: bool) -> Values | None:
+        """The values of an input whose members are all the entity's columns, as `_members` takes them (the common
+        case, without the walk relations, arcs and a parent's columns need); None when one member is not a column."""
+        found = self.column_values(entity, members, path, update=update)
+        if found is None:
+            return None
+        columns, values, paths = found
+        return Values(tuple(zip(columns, values, strict=True)), tuple(zip(columns, paths, strict=True)))
+
+    def column_values(
+        self, entity: Entity, members: Mapping[str, Any], path: Path, *, update: bool = False
+    ) -> tuple[tuple[str, ...], list[Any], tuple[Path, ...]] | None:
+        """An input's members when all are the entity's columns: their columns, values (each as `value` converts
+        it) and paths, in the members' order; None when one is not a column (a relation, an arc, a parent's column,
+        or nothing: `_members` takes those). What to do with each member is worked out once per set of names."""
+        key = (entity.type_name, tuple(members), path, update)
+        plan = self._plans.get(key, _UNPLANNED)
+        if plan is _UNPLANNED:
+            if len(self._plans) >= _KEPT:
+                self._plans.clear()
+            plan = self._plans[key] = self._plan_columns(entity, key[1], path, update=update)
+        if plan is None:
+            return None
+        columns, readers, paths = plan
+        values = [read(member, at) for read, at, member in zip(readers, paths, members.values(), strict=True)]
+        return columns, values, paths
+
+    def _plan_columns(self, entity: Entity, names: tuple[str, ...], path: Path, *, update: bool) -> _ColumnPlan | None:
+        """How `column_values` reads members of these names: each one's column, its reader (refusing it when the
+        write may not set the column) and its path."""
+        fields = [entity.field(name) for name in names]
+        if None in fields:
+            return None
+        written = cast("list[Field]", fields)
+        readers = tuple(
+            self._reader(entity, field)
+            if (field.updatable if update else field.insertable)
+            else functools.partial(self._read_only, field.name)
+            for field in written
+        )
+        paths = tuple((*path, self.naming.field(entity, field.name)) for field in written)
+        return tuple(field.column for field in written), readers, paths
+
+    def _written(self, entity: Entity, field: Field, member: Any, at: Path, *, update: bool) -> Any:
+        """A column member's value, refused where the column is not written (read-only here)."""
+        if not (field.updatable if update else field.insertable):
+            return self._read_only(field.name, member, at)
+        return self.value(entity, field, member, at)
+
+    def _read_only(self, name: str, value: Any, path: Path) -> Any:
+        raise bad_input(f"{name} is read-only", self._at(path))
+
     # --- values ------------------------------------------------------------------------------------------------
 
     def value(self, entity: Entity, field: Field, value: Any, path: Path) -> Any:
         """A column's value in its database form, checked against the column's length and precision, and its JSON
         Schema."""
-        converted = self.write_value(value, field.type, path)
-        if field.json_schema is not None and converted is not None:
-            self._check_json_schema(entity, field, field.json_schema, converted, path)
-        # Excess spaces are cut, as PostgreSQL does.
-        if (
-            isinstance(converted, str)
-            and field.max_length is not None
-            and len(converted.rstrip(" ")) > field.max_length
-        ):
-            raise self._too(entity, field, ErrorKind.TOO_LONG, path, f"at most {field.max_length} characters")
-        if isinstance(converted, decimal.Decimal) and field.numeric_precision is not None:
+        return self._reader(entity, field)(value, path)
+
+    def _reader(self, entity: Entity, field: Field) -> Callable[[Any, Path], Any]:
+        """`value` for one column, its steps chosen once (kept by type and field name): the conversion its type
+        takes (a scalar's own reader, its path rendered only for an error), then the checks the column has."""
+        key = (entity.type_name, field.name)
+        reader = self._readers.get(key)
+        if reader is None:
+            reader = self._readers[key] = self._made_reader(entity, field)
+        return reader
+
+    def _made_reader(self, entity: Entity, field: Field) -> Callable[[Any, Path], Any]:
+        type_ = field.type
+        checks: list[Callable[[Any, Path], None]] = []
+        schema = field.json_schema
+        if schema is not None:
+            checks.append(lambda converted, path: self._check_json_schema(entity, field, schema, converted, path))
+        if field.max_length is not None:
+            checks.append(functools.partial(self._check_length, entity, field, field.max_length))
+        if field.numeric_precision is not None:
             precision, scale = field.numeric_precision, field.numeric_scale or 0
-            # A value with as many digits before the point as allowed is out of range whatever its rounding; the
-            # others are rounded with room for every digit (quantize fails past the context's precision).
-            too_big = converted.adjusted() >= precision - scale
-            if not too_big:
-                with decimal.localcontext() as context:
-                    context.prec = max(context.prec, precision + 2)
-                    rounded = converted.quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP)
-                too_big = abs(rounded) >= decimal.Decimal(10) ** (precision - scale)
-            if too_big:
-                limit = f"{precision} digits, {scale} after the point"
-                raise self._too(entity, field, ErrorKind.OUT_OF_RANGE, path, limit)
-        return converted
+            checks.append(functools.partial(self._check_precision, entity, field, precision=precision, scale=scale))
+        kind = type_.scalar if type_.name != "JSON" else None
+        if kind is None:
+
+            def read(value: Any, path: Path) -> Any:
+                converted = self.write_value(value, type_, path)
+                if converted is not None:
+                    for check in checks:
+                        check(converted, path)
+                return converted
+
+            return read
+        read_scalar = scalar_reader(kind)
+
+        def read_column(value: Any, path: Path) -> Any:
+            if value is None:
+                return None
+            try:
+                converted = read_scalar(value, ())
+            except SvcError as error:  # the readers' errors are `bad_input`'s: named here, by the path
+                raise bad_input(error.message, self._at(path)) from None
+            for check in checks:
+                check(converted, path)
+            return converted
+
+        def read_unchecked(value: Any, path: Path) -> Any:
+            if value is None:
+                return None
+            try:
+                return read_scalar(value, ())
+            except SvcError as error:
+                raise bad_input(error.message, self._at(path)) from None
+
+        return read_column if checks else read_unchecked
+
+    def _check_length(self, entity: Entity, field: Field, limit: int, converted: Any, path: Path) -> None:
+        # Excess spaces are cut, as PostgreSQL does.
+        if isinstance(converted, str) and len(converted) > limit and len(converted.rstrip(" ")) > limit:
+            raise self._too(entity, field, ErrorKind.TOO_LONG, path, f"at most {limit} characters")
+
+    def _check_precision(
+        self, entity: Entity, field: Field, converted: Any, path: Path, *, precision: int, scale: int
+    ) -> None:
+        if not isinstance(converted, decimal.Decimal):
+            return
+        # A value with as many digits before the point as allowed is out of range whatever its rounding; one with
+        # fewer but one stays in range however it rounds; the others are rounded with room for every digit
+        # (quantize fails past the context's precision).
+        digits = precision - scale
+        adjusted = converted.adjusted()
+        too_big = adjusted >= digits
+        if not too_big and adjusted == digits - 1:
+            with decimal.localcontext() as context:
+                context.prec = max(context.prec, precision + 2)
+                rounded = converted.quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP)
+            too_big = abs(rounded) >= decimal.Decimal(10) ** digits
+        if too_big:
+            limit = f"{precision} digits, {scale} after the point"
+            raise self._too(entity, field, ErrorKind.OUT_OF_RANGE, path, limit)
 
     def write_value(self, value: Any, type_: ValueType, path: Path) -> Any:
         """A client's value as the JSON `json_populate_record` reads into the column's type."""
