@@ -27,9 +27,14 @@ from svc.plan import BulkWrite, DeleteWrite, RelationWriteKind, RowWrite, Table,
 
 log = logging.getLogger("svc.pipeline")
 
-#: SQLSTATEs that name bad input the planner could not check: an invalid regular expression or JSON path.
+#: SQLSTATEs that name bad input the planner could not check: an invalid regular expression or JSON path, or a value
+#: its column's type does not read (too long, out of range, a date or time zone past its bounds: the checks before any
+#: SQL take what a type's input function may still refuse, as a smallint column's `Int` does 40000).
 _BAD_INPUT_STATES = frozenset(
-    {"2201B", "22P02", "2203A", "2203B", "2203C", "2203D", "2203E", "2203F", "22033", "22034"}
+    {
+        *("2201B", "22P02", "2203A", "2203B", "2203C", "2203D", "2203E", "2203F", "22033", "22034"),
+        *("22001", "22003", "22007", "22008", "22009", "22015", "22021", "22P05"),
+    }
 )
 #: `Key (email)=(a@b.c) already exists.` / `Key (author_id)=(9) is not present in table "people".`
 #: What a remote violation's message names: `duplicate key value violates unique constraint "stock_levels_pkey"`,

@@ -190,6 +190,18 @@ async def test_too_long_and_out_of_range_before_sql(gql, database_url):
     assert fetch(database_url, "select count(*) from app.customers where name in ('Long', 'NL')") == [(0,)]
 
 
+async def test_a_value_its_column_cannot_read_is_bad_input_not_a_500(gql, database_url):
+    """Python's ISO 8601 reader takes an offset of +16:00; PostgreSQL's timestamptz does not (at most 15:59)."""
+    status, body = await gql.errors(
+        """mutation { createOrder(input: {customerId: 2, number: "TZ-1", placedAt: "2026-01-01T10:00:00+16:00"})
+             { order { rowId } } }"""
+    )
+    (error,) = body["errors"]
+    assert error["extensions"]["code"] == "BAD_USER_INPUT", body
+    assert "time zone displacement out of range" in error["message"]
+    assert fetch(database_url, "select count(*) from app.orders where number = 'TZ-1'") == [(0,)]
+
+
 # --- custom errors and errors.map --------------------------------------------------------------------------------
 
 
