@@ -274,6 +274,8 @@ class Relation:
     indexes: tuple[Index, ...] = ()
     rls_enabled: bool = False
     rls_forced: bool = False
+    #: CREATE RULE ... ON the relation (views have their SELECT rule; a table's rules rewrite its writes).
+    has_rules: bool = False
     policies: tuple[Policy, ...] = ()
     #: Per configured role: the table privileges it has, among SELECT, INSERT, UPDATE, DELETE.
     privileges: Mapping[str, frozenset[str]] = attrs.field(factory=dict)

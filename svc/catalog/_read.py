@@ -161,6 +161,7 @@ def _relation(item: Item, context: _Context) -> Relation:
         indexes=tuple(indexes),
         rls_enabled=item["rls_enabled"],
         rls_forced=item["rls_forced"],
+        has_rules=item.get("has_rules", False),
         policies=tuple(_policy(p) for p in item["policies"]),
         privileges=privileges,
         insertable=bool(updatable & _INSERT),

@@ -23,7 +23,7 @@ role as (
   group by r.name
 ),
 rel as (
-  select c.oid, c.relname, c.relkind, c.reltype, c.relrowsecurity, c.relforcerowsecurity, n.nspname
+  select c.oid, c.relname, c.relkind, c.reltype, c.relrowsecurity, c.relforcerowsecurity, c.relhasrules, n.nspname
   from pg_class c
   join exposed n on n.oid = c.relnamespace
   where c.relkind in ('r', 'p', 'v', 'm', 'f') and not c.relispartition
@@ -423,6 +423,7 @@ relations as (
       'constraints', coalesce(k.checks_and_exclusions, '[]'),
       'rls_enabled', r.relrowsecurity,
       'rls_forced', r.relforcerowsecurity,
+      'has_rules', r.relhasrules,
       'policies', coalesce(p.policies, '[]'),
       'privileges', rp.privileges,
       -- A bit mask of the commands the relation accepts: 1 << CMD_UPDATE | 1 << CMD_INSERT | 1 << CMD_DELETE.

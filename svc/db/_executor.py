@@ -23,7 +23,7 @@ import logging
 import random
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, LiteralString, TypeVar, cast
 
 import attrs
@@ -243,20 +243,24 @@ class Transaction:
 
         return await _recorded(self._kind, text, fetched())
 
-    async def copy_in(self, statement: str, rows: AsyncIterator[Sequence[str | None]]) -> int:
-        """`COPY ... FROM STDIN` of `rows` (each a record of text values) as they come: what is not read from `rows`
-        yet is not held. The rows' count."""
+    async def copy_in(self, statement: str, rows: Iterable[Sequence[Any]]) -> int:
+        """`COPY ... FROM STDIN` of `rows`, each a record of values in the text COPY reads (psycopg's text dumpers:
+        strings as they are, numbers as Python writes them, None as NULL), sent as they are taken, in messages of
+        psycopg's size (the database reads one while the next is made; a row is formatted where it is taken, by
+        psycopg's formatter, without a wait per row). The rows the database wrote (a trigger may have kept some
+        out)."""
         await self._send_queued()
         self._counter.sent += 1
 
         async def copied() -> int:
-            count = 0
+            cursor = self.connection.cursor()
             # A statement of ours from the model's names (svc.sql.ImportStatements), as in `_execute`.
-            async with self.connection.cursor().copy(statement) as copy:  # pyright: ignore[reportArgumentType]
-                async for row in rows:
-                    await copy.write_row(row)
-                    count += 1
-            return count
+            async with cursor.copy(statement) as copy:  # pyright: ignore[reportArgumentType]
+                formatter = copy.formatter
+                for row in rows:
+                    if data := formatter.write_row(row):
+                        await copy.write(data)
+            return cursor.rowcount
 
         return await _recorded(self._kind, statement, copied())
 

@@ -1,28 +1,31 @@
 """`POST /import/{Type}` (SPEC "Endpoints"): the body is one `Create<Type>Input` JSON object per line (NDJSON), read
-as it arrives and never held whole (not size-limited); each line is checked by the rules a mutation's input follows
-(unknown members, types, TOO_LONG, OUT_OF_RANGE...) and copied into a staging table as it comes, then every row is
-inserted all or nothing in one transaction (svc.pipeline's import). A failure names its line (`line`, counted from
-1, blank lines included) and leaves the table as it was, as does a client that goes away mid-upload. Relation
-members are refused (an import writes the one table). The answer is 201 `{"created": n}`, with `"keys"` (each row's
-primary key, in line order) when `?keys=true`.
+as it arrives in batches of whole lines and never held whole (not size-limited); each line is checked by the rules a
+mutation's input follows (unknown members, types, TOO_LONG, OUT_OF_RANGE...: `WriteInputs`) and every row is written
+all or nothing in one transaction (svc.pipeline's import). A failure names its line (`line`, counted from 1, blank
+lines included) and leaves the table as it was, as does a client that goes away mid-upload. Relation members are
+refused (an import writes the one table). The answer is 201 `{"created": n}`, with `"keys"` (each row's primary
+key, in line order) when `?keys=true`.
 
 An API route: authenticated (the request's role and claims, so row-level security applies) and rate-limited.
 """
 
 import json
 from collections.abc import AsyncIterator
+from typing import Any
 from urllib.parse import parse_qsl
 
 from svc.errors import Code, SvcError
 from svc.model import Entity, Operation
-from svc.pipeline import Context, Pipeline, at_line
-from svc.plan import Values, WriteInputs, parse_json
+from svc.pipeline import Context, LineBatch, Pipeline, at_line
+from svc.plan import WriteInputs, parse_json
 from svc.telemetry import set_route
 
 from ._messages import Request, Response
 from ._routing import Route
 
 PATH = "/import"
+#: About how much of the body one batch of lines holds (each batch is one statement when PostgreSQL checks it).
+BATCH_BYTES = 1 << 20
 
 
 class ImportRoutes:
@@ -40,21 +43,24 @@ class ImportRoutes:
         keys = _keys(request.query_string)
         inputs = WriteInputs(api.model)
 
-        async def rows() -> AsyncIterator[tuple[int, Values]]:
-            async for number, line in _lines(request):
-                if not line.strip():
-                    continue
-                try:
-                    value = parse_json(line, "the line")
-                    if not isinstance(value, dict):
-                        raise SvcError(Code.BAD_USER_INPUT, f"expected a Create{entity.type_name}Input object")
-                    write = inputs.create(entity, value, (), relations="an import")
-                except SvcError as error:
-                    raise at_line(error, number) from error
-                yield number, write.values
+        def checked(number: int, line: bytes) -> tuple[tuple[str, ...], list[Any]]:
+            try:
+                value: Any = parse_json(line, "the line")
+                if not isinstance(value, dict):
+                    raise SvcError(Code.BAD_USER_INPUT, f"expected a Create{entity.type_name}Input object")
+                found = inputs.column_values(entity, value, ())
+                if found is not None:
+                    columns, values, _ = found
+                    return columns, values
+                row = inputs.create(entity, value, (), relations="an import").values
+                return row.given, [value for _, value in row.values]
+            except SvcError as error:
+                raise at_line(error, number) from error
 
         context = Context(request.request_id, request.session(), {"api": "import", "resource": entity.type_name})
-        imported = await self._pipeline.import_rows(api.endpoint.statements, entity, rows(), context, keys=keys)
+        imported = await self._pipeline.import_rows(
+            api.endpoint.statements, entity, _batches(request), context, keys=keys, checked=checked
+        )
         body: dict[str, object] = {"created": imported.created}
         if imported.keys is not None:
             body["keys"] = [json.loads(key) for key in imported.keys]
@@ -85,19 +91,29 @@ def _keys(query: bytes) -> bool:
     return value == "true"
 
 
-async def _lines(request: Request) -> AsyncIterator[tuple[int, bytes]]:
-    """The body's lines as they arrive, numbered from 1 (a final line may lack its newline; CRLF is taken)."""
-    pending, number = b"", 0
+async def _batches(request: Request) -> AsyncIterator[LineBatch]:
+    """The body's lines as they arrive, in batches of whole lines of about `BATCH_BYTES` (a final line may lack its
+    newline; a CR before it is the JSON's whitespace)."""
+    chunks: list[bytes] = []
+    size, first = 0, 1
     while True:
         message = await request.receive()
         if message["type"] == "http.disconnect":
             raise SvcError(Code.BAD_USER_INPUT, "the body ended before its end: the client went away")
-        pending += message.get("body", b"")
-        *complete, pending = pending.split(b"\n")
-        for line in complete:
-            number += 1
-            yield number, line.removesuffix(b"\r")
-        if not message.get("more_body", False):
+        chunk: bytes = message.get("body", b"")
+        chunks.append(chunk)
+        size += len(chunk)
+        more = message.get("more_body", False)
+        if size < BATCH_BYTES and more:
+            continue
+        pending = b"".join(chunks)
+        end = pending.rfind(b"\n")
+        if end >= 0:
+            yield LineBatch(first, pending[:end])
+            first += pending.count(b"\n", 0, end) + 1
+        rest = pending[end + 1 :]
+        chunks, size = [rest], len(rest)
+        if not more:
             break
-    if pending:
-        yield number + 1, pending.removesuffix(b"\r")
+    if rest:
+        yield LineBatch(first, rest)

@@ -170,6 +170,9 @@ class _Builder:
                     deprecation=Deprecation(config.deprecated) if config.deprecated else hints.deprecation,
                     version_column=config.version_column,
                     upsertable=relation.kind is not RelationKind.FOREIGN_TABLE,
+                    copy_inserts=relation.kind in (RelationKind.TABLE, RelationKind.PARTITIONED_TABLE)
+                    and not relation.has_rules
+                    and not relation.rls_enabled,
                     events=self._events(relation, config),
                     search=entity_search(relation, self.catalog, entity_fields, primary_key),
                     temporal=self._temporal_key(relation, entity_fields, relations.fields[ref], computed),

@@ -630,6 +630,9 @@ class Entity:
     typename_field: str | None = None
     #: The table the entity is a table-per-type subtype of.
     supertype: Supertype | None = None
+    #: `COPY ... FROM` writes rows into it as INSERT does: a table (plain or partitioned) without rules (COPY
+    #: ignores them) or row-level security (COPY refuses it). An import copies its rows in when it may.
+    copy_inserts: bool = False
 
     def subtype_column(self, rest_name: str) -> tuple[Subtype, Field] | None:
         """The subtype field a REST row of the entity carries under this name (`barkVolume`, `dog.name`)."""

@@ -5,9 +5,9 @@ ends import neither `svc.db` nor psycopg: `Session` (who a request runs as) is r
 
 from svc.db import Session
 
-from ._import import at_line
+from ._import import LineBatch, at_line
 from ._payloads import MutationFailed, Payload
 from ._run import Context, Pipeline
 from ._statements import Statements
 
-__all__ = ["Context", "MutationFailed", "Payload", "Pipeline", "Session", "Statements", "at_line"]
+__all__ = ["Context", "LineBatch", "MutationFailed", "Payload", "Pipeline", "Session", "Statements", "at_line"]

@@ -50,7 +50,6 @@ from svc.plan import (
     PayloadKind,
     ReadPlan,
     RowsFormat,
-    Values,
     check_mutation,
     check_read,
 )
@@ -58,7 +57,7 @@ from svc.telemetry import stage
 
 from ._checks import first_failure
 from ._errors import answer_error, row_inputs, write_error
-from ._import import Imported, Importer
+from ._import import Imported, Importer, LineBatch, LineCheck
 from ._payloads import MutationFailed, Payload
 from ._statements import Statements
 
@@ -256,15 +255,17 @@ class Pipeline:
         self,
         statements: Statements,
         entity: Entity,
-        rows: AsyncIterator[tuple[int, Values]],
+        batches: AsyncIterator[LineBatch],
         context: Context,
         *,
         keys: bool,
+        checked: LineCheck,
     ) -> Imported:
-        """`rows` (checked as they are read, each with its line) into `entity`'s table, all or nothing, in ONE
-        transaction (`Importer`); never retried, since `rows` cannot be read again. A failure is raised typed."""
-        importer = Importer(statements, entity, context.request_id, keys=keys)
-        return await self._unit(lambda tx: importer.run(tx, rows), statements, context, retry=False)
+        """The lines of `batches` into `entity`'s table, all or nothing, in ONE transaction (`Importer`; `checked`
+        is a line's row by the mutation input rules); never retried, since the batches cannot be read again. A
+        failure is raised typed."""
+        importer = Importer(statements, entity, context.request_id, keys=keys, checked=checked)
+        return await self._unit(lambda tx: importer.run(tx, batches), statements, context, retry=False)
 
     async def write(
         self,

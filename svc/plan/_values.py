@@ -215,6 +215,28 @@ def _exact(value: Any) -> str:
     return _ENCODE_LEAF(value)
 
 
+def copy_value(type_: ValueType) -> Callable[[Any], Any] | None:
+    """How a column's written value (as `WriteInputs.value` converts it) goes into a COPY row, whose text the type's
+    input function reads as it reads the value a write's JSON gives `json_populate_record`: `as_copied` where
+    psycopg's text dumpers write the value so (texts, numbers as Python writes them, booleans), JSON values as their
+    JSON text; None for lists and composites, which that reads from JSON arrays and objects and COPY would have in
+    PostgreSQL's own array and record syntax."""
+    if type_.kind in (ValueKind.LIST, ValueKind.COMPOSITE):
+        return None
+    if type_.name == "JSON":
+        return _copied_json
+    return as_copied
+
+
+def as_copied(value: Any) -> Any:
+    """A value COPY takes as it is (`copy_value`)."""
+    return value
+
+
+def _copied_json(value: Any) -> str | None:
+    return None if value is None else encode_json(value)
+
+
 # Encoders made once: json.dumps builds a new one on every call given options.
 _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=_not_decimal).encode
 _ENCODE_LEAF = json.JSONEncoder(ensure_ascii=False, default=str).encode
