@@ -41,7 +41,7 @@ from ._errors import RETRYABLE_SQLSTATES, map_database_error
 from ._pool import Pool
 from ._positions import current_positions
 from ._replicas import Replicas
-from ._wire import Command, command, compiled, failed_command, rows, set_failed_command, turn
+from ._wire import Command, command, compiled, failed_command, fetch_ahead, rows, set_failed_command, turn
 
 log = logging.getLogger("svc.db")
 
@@ -225,20 +225,24 @@ class Transaction:
     ) -> int:
         """Every row of a compiled statement with one text column, as raw bytes, handed to `each` `size` rows at a
         time through a server-side cursor: the rows not fetched yet wait in the database, so a slow `each` holds the
-        cursor, not memory. The rows' count."""
+        cursor, not memory; the next rows are fetched while `each` takes these (`fetch_ahead`). The rows' count."""
         await self._send_queued()
         self._counter.sent += 1
         text = _tagged(statement, self._comment)
+        conn = self.connection
+        declare = compiled(conn.raw, "declare svc_rows no scroll cursor for " + text, params, prepare=False)
+        fetch = command(conn.raw, b"fetch forward " + str(size).encode() + b" from svc_rows", ())
+        count = 0
+
+        async def handed(result: PGresult) -> None:
+            nonlocal count
+            rows = _loaded(conn, result, one=False)
+            count += len(rows)
+            await each([row[0] for row in rows])
 
         async def fetched() -> int:
-            cursor = self.connection.cursor(name="svc_rows")
-            cursor.adapters.register_loader("text", RawText)
-            # The one text psycopg's guard cannot follow, as in `_execute`: compiled from psycopg.sql pieces.
-            await cursor.execute(text, params)  # pyright: ignore[reportArgumentType, reportCallIssue]
-            count = 0
-            while rows := await cursor.fetchmany(size):
-                count += len(rows)
-                await each([row[0] for row in rows])
+            await self._turn([declare])
+            await fetch_ahead(conn, fetch, size, handed)
             return count
 
         return await _recorded(self._kind, text, fetched())

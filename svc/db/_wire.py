@@ -16,7 +16,7 @@ backend is asked to cancel and the connection is discarded, as with psycopg's ow
 import functools
 import re
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -181,6 +181,51 @@ async def turn(conn: "Connection", commands: Sequence[Command]) -> list[PGresult
         if not finished and pgconn.status == pq.ConnStatus.OK and not conn.interrupted:
             conn.interrupt()
     return _results(conn, commands, sent, answers)
+
+
+async def fetch_ahead(
+    conn: "Connection", fetch: Command, size: int, each: Callable[[PGresult], Awaitable[None]]
+) -> None:
+    """Run `fetch` (a FETCH of `size` rows from an open cursor) until it answers fewer, handing each answer with
+    rows to `each`; the next FETCH is sent before an answer is handed on, so the server reads the next rows while
+    `each` writes these (one ahead: a slow `each` holds the cursor and at most one answer more, not memory). A
+    failure, or a cut, leaves the connection interrupted (the FETCH ahead is still unanswered), as a turn cut short
+    does."""
+    pgconn = conn.pgconn
+    fileno = pgconn.socket
+    finished = False
+    try:
+        pgconn.enter_pipeline_mode()
+        _send_fetch(pgconn, fetch)
+        await _flush(pgconn, fileno)
+        more = True
+        while more:
+            _send_fetch(pgconn, fetch)
+            await _flush(pgconn, fileno)
+            answer = await _fetched(conn, fileno)
+            more = answer.ntuples == size
+            if answer.ntuples:
+                await each(answer)
+        await _fetched(conn, fileno)  # the FETCH ahead, past the end: none
+        pgconn.exit_pipeline_mode()
+        finished = True
+    except OSError as exc:
+        raise e.OperationalError("connection socket closed") from exc
+    finally:
+        if not finished and pgconn.status == pq.ConnStatus.OK and not conn.interrupted:
+            conn.interrupt()
+
+
+async def _fetched(conn: "Connection", fileno: int) -> PGresult:
+    (answer,) = await _answers(conn.pgconn, fileno, 1)
+    if answer.status != pq.ExecStatus.TUPLES_OK:
+        raise e.error_from_result(answer, encoding=conn.info.encoding)
+    return answer
+
+
+def _send_fetch(pgconn: PGconn, fetch: Command) -> None:
+    pgconn.send_query_params(fetch.query, fetch.params, param_formats=fetch.formats, param_types=fetch.types)
+    pgconn.pipeline_sync()
 
 
 async def _flush(pgconn: PGconn, fileno: int) -> None:

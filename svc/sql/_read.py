@@ -919,7 +919,9 @@ def _csv_cell(output: Output, value: sql.Composable) -> tuple[sql.Composable, bo
     if mapping is ValueMap.STRING:
         return sql.SQL("({})::text").format(value), True
     if mapping is ValueMap.PLAIN:
-        return _json_text(value), False
+        # Its JSON text is a bare word or a string without escapes: the quotes cut off are the text, with no
+        # reading of the JSON back (`#>>`, which cost a quarter of a 1M-row export's time in the database).
+        return sql.SQL("btrim(to_json({})::text, '\"')").format(value), False
     return _json_text(value), True
 
 

@@ -9,10 +9,10 @@ import hashlib
 import json
 
 import httpx
-import psycopg
 import pytest
 import trio
 
+from svc.db import _executor, _wire
 from svc.pipeline import _run
 from tests.support.postgres import execute, fetch
 from tests.support.service import running_service
@@ -73,21 +73,33 @@ async def test_ndjson_streams_every_row_the_connection_selects_in_its_order(serv
 
 
 async def test_rows_are_fetched_a_batch_at_a_time_from_one_statement(service, monkeypatch):
-    batches: list[tuple[int, int]] = []
-    fetchmany = psycopg.AsyncServerCursor.fetchmany
+    """One cursor, 1,000 rows a FETCH; each FETCH is sent before the rows of the last are handed on (the database
+    reads the next batch while these are written)."""
+    batches: list[tuple[int, int]] = []  # each batch's rows, and the FETCHes sent when it was handed on
+    sent = [0]
+    send_fetch = _wire._send_fetch
 
-    async def counted(self, size=0):
-        rows = await fetchmany(self, size)
-        batches.append((size, len(rows)))
-        return rows
+    def counted_send(pgconn, fetch):
+        sent[0] += 1
+        send_fetch(pgconn, fetch)
 
-    monkeypatch.setattr(psycopg.AsyncServerCursor, "fetchmany", counted)
+    fetch_ahead = _executor.fetch_ahead
+
+    async def counted(conn, fetch, size, each):
+        async def handed(result):
+            batches.append((result.ntuples, sent[0]))
+            await each(result)
+
+        await fetch_ahead(conn, fetch, size, handed)
+
+    monkeypatch.setattr(_wire, "_send_fetch", counted_send)
+    monkeypatch.setattr(_executor, "fetch_ahead", counted)
     before = (await service.client.get("/health")).json()["statements"]
     response = await export(service.client, "{ readingsConnection { nodes { rowId } } }")
     assert response.status_code == 200, response.text
     assert len(response.text.splitlines()) == ROWS
     assert _run.EXPORT_BATCH == 1000
-    assert batches == [(1000, 1000), (1000, 1000), (1000, 500), (1000, 0)]
+    assert batches == [(1000, 2), (1000, 3), (500, 4)] and sent == [4]  # the fourth, ahead, answers none
     assert (await service.client.get("/health")).json()["statements"] - before == 1
 
 
