@@ -12,7 +12,6 @@ relations in a bulk update's `set`.
 """
 
 import decimal
-import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
@@ -56,8 +55,9 @@ _KEPT = 4096
 _TO_MANY_ORDER = ("set", "disconnect", "connect", "connectOrCreate", "create", "update", "delete", "sync")
 
 
-#: A `column_values` plan: the members' columns, readers and paths.
-_ColumnPlan = tuple[tuple[str, ...], tuple[Callable[[Any, Path], Any], ...], tuple[Path, ...]]
+#: A `column_values` plan: the members' columns, each member's step (its reader, and the path to call it with), and
+#: their paths.
+_ColumnPlan = tuple[tuple[str, ...], tuple[tuple[Callable[[Any, Any], Any], Any], ...], tuple[Path, ...]]
 _UNPLANNED: Any = object()
 
 
@@ -252,9 +252,10 @@ class WriteInputs:
     def column_values(
         self, entity: Entity, members: Mapping[str, Any], path: Path, *, update: bool = False
     ) -> tuple[tuple[str, ...], list[Any], tuple[Path, ...]] | None:
-        """An input's members when all are the entity's columns: their columns, values (each as `value` converts
-        it) and paths, in the members' order; None when one is not a column (a relation, an arc, a parent's column,
-        or nothing: `_members` takes those). What to do with each member is worked out once per set of names."""
+        """An input's members when all are columns the write may set: their columns, values (each as `value`
+        converts it) and paths, in the members' order; None when one is not such a column (a relation, an arc, a
+        parent's column, a read-only column, or nothing: `_members` takes those, in order). What to do with each
+        member is worked out once per set of names."""
         key = (entity.type_name, tuple(members), path, update)
         plan = self._plans.get(key, _UNPLANNED)
         if plan is _UNPLANNED:
@@ -263,25 +264,33 @@ class WriteInputs:
             plan = self._plans[key] = self._plan_columns(entity, key[1], path, update=update)
         if plan is None:
             return None
-        columns, readers, paths = plan
-        values = [read(member, at) for read, at, member in zip(readers, paths, members.values(), strict=True)]
+        columns, steps, paths = plan
+        values: list[Any] = []
+        # A loop, not a comprehension (one call less a row); zip without strict: the plan's steps are as many as
+        # the members whose names made it.
+        for (read, at), member in zip(steps, members.values()):  # noqa: B905
+            values.append(None if member is None else read(member, at))
         return columns, values, paths
 
     def _plan_columns(self, entity: Entity, names: tuple[str, ...], path: Path, *, update: bool) -> _ColumnPlan | None:
-        """How `column_values` reads members of these names: each one's column, its reader (refusing it when the
-        write may not set the column) and its path."""
+        """How `column_values` reads members of these names: each one's column, its step (a reader of a value other
+        than None, which every column reads as None, and the path to call it with) and its path. A column without
+        checks of a scalar type is read by the scalar's own reader, given the path rendered (one call a value)."""
         fields = [entity.field(name) for name in names]
         if None in fields:
             return None
         written = cast("list[Field]", fields)
-        readers = tuple(
-            self._reader(entity, field)
-            if (field.updatable if update else field.insertable)
-            else functools.partial(self._read_only, field.name)
-            for field in written
-        )
+        if not all(field.updatable if update else field.insertable for field in written):
+            return None
         paths = tuple((*path, self.naming.field(entity, field.name)) for field in written)
-        return tuple(field.column for field in written), readers, paths
+        steps: list[tuple[Callable[[Any, Any], Any], Any]] = []
+        for field, at in zip(written, paths, strict=True):
+            kind = field.type.scalar if field.type.name != "JSON" else None
+            if kind is not None and not self._checks(entity, field):
+                steps.append((scalar_reader(kind), self._at(at)))
+            else:
+                steps.append((self._reader(entity, field), at))
+        return tuple(field.column for field in written), tuple(steps), paths
 
     def _written(self, entity: Entity, field: Field, member: Any, at: Path, *, update: bool) -> Any:
         """A column member's value, refused where the column is not written (read-only here)."""
@@ -308,17 +317,21 @@ class WriteInputs:
             reader = self._readers[key] = self._made_reader(entity, field)
         return reader
 
-    def _made_reader(self, entity: Entity, field: Field) -> Callable[[Any, Path], Any]:
-        type_ = field.type
+    def _checks(self, entity: Entity, field: Field) -> list[Callable[[Any, Path], None]]:
+        """The checks a column's converted values take (JSON Schema, length, precision)."""
         checks: list[Callable[[Any, Path], None]] = []
         schema = field.json_schema
         if schema is not None:
             checks.append(lambda converted, path: self._check_json_schema(entity, field, schema, converted, path))
         if field.max_length is not None:
-            checks.append(functools.partial(self._check_length, entity, field, field.max_length))
+            checks.append(self._length_check(entity, field, field.max_length))
         if field.numeric_precision is not None:
-            precision, scale = field.numeric_precision, field.numeric_scale or 0
-            checks.append(functools.partial(self._check_precision, entity, field, precision=precision, scale=scale))
+            checks.append(self._precision_check(entity, field, field.numeric_precision, field.numeric_scale or 0))
+        return checks
+
+    def _made_reader(self, entity: Entity, field: Field) -> Callable[[Any, Path], Any]:
+        type_ = field.type
+        checks = self._checks(entity, field)
         kind = type_.scalar if type_.name != "JSON" else None
         if kind is None:
 
@@ -353,30 +366,34 @@ class WriteInputs:
 
         return read_column if checks else read_unchecked
 
-    def _check_length(self, entity: Entity, field: Field, limit: int, converted: Any, path: Path) -> None:
-        # Excess spaces are cut, as PostgreSQL does.
-        if isinstance(converted, str) and len(converted) > limit and len(converted.rstrip(" ")) > limit:
-            raise self._too(entity, field, ErrorKind.TOO_LONG, path, f"at most {limit} characters")
+    def _length_check(self, entity: Entity, field: Field, limit: int) -> Callable[[Any, Path], None]:
+        def check_length(converted: Any, path: Path) -> None:
+            # Excess spaces are cut, as PostgreSQL does.
+            if isinstance(converted, str) and len(converted) > limit and len(converted.rstrip(" ")) > limit:
+                raise self._too(entity, field, ErrorKind.TOO_LONG, path, f"at most {limit} characters")
 
-    def _check_precision(
-        self, entity: Entity, field: Field, converted: Any, path: Path, *, precision: int, scale: int
-    ) -> None:
-        if not isinstance(converted, decimal.Decimal):
-            return
-        # A value with as many digits before the point as allowed is out of range whatever its rounding; one with
-        # fewer but one stays in range however it rounds; the others are rounded with room for every digit
-        # (quantize fails past the context's precision).
+        return check_length
+
+    def _precision_check(self, entity: Entity, field: Field, precision: int, scale: int) -> Callable[[Any, Path], None]:
         digits = precision - scale
-        adjusted = converted.adjusted()
-        too_big = adjusted >= digits
-        if not too_big and adjusted == digits - 1:
-            with decimal.localcontext() as context:
-                context.prec = max(context.prec, precision + 2)
-                rounded = converted.quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP)
-            too_big = abs(rounded) >= decimal.Decimal(10) ** digits
-        if too_big:
-            limit = f"{precision} digits, {scale} after the point"
-            raise self._too(entity, field, ErrorKind.OUT_OF_RANGE, path, limit)
+
+        def check_precision(converted: Any, path: Path) -> None:
+            # A value with as many digits before the point as allowed is out of range whatever its rounding; one
+            # with fewer but one stays in range however it rounds (most do: nothing more to do); the others are
+            # rounded with room for every digit (quantize fails past the context's precision).
+            if not isinstance(converted, decimal.Decimal) or converted.adjusted() < digits - 1:
+                return
+            too_big = converted.adjusted() >= digits
+            if not too_big:
+                with decimal.localcontext() as context:
+                    context.prec = max(context.prec, precision + 2)
+                    rounded = converted.quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP)
+                too_big = abs(rounded) >= decimal.Decimal(10) ** digits
+            if too_big:
+                limit = f"{precision} digits, {scale} after the point"
+                raise self._too(entity, field, ErrorKind.OUT_OF_RANGE, path, limit)
+
+        return check_precision
 
     def write_value(self, value: Any, type_: ValueType, path: Path) -> Any:
         """A client's value as the JSON `json_populate_record` reads into the column's type."""
