@@ -4,7 +4,8 @@ What it finds, over what the APIs expose:
 - a foreign key no index begins with: reading a table's rows by their parent (a relation field) and deleting or
   updating a parent row scan the table;
 - a table without a primary key (none in the catalog nor `entities.<t>.primary_key`): its type has no node ID, and it
-  has no update or delete;
+  has no update or delete; for a timescaledb hypertable, the advice names its dimension columns, which its keys must
+  hold (timescaledb refuses a unique key without them);
 - a foreign table served while requests are authenticated (`AUTH_JWT_SECRET`, `auth.issuer` or `auth.jwks_url`):
   row-level security does not apply to foreign tables (SPEC "Authorization");
 - a VOLATILE function served as a mutation whose body only reads (an SQL function with one query and no statement or
@@ -16,8 +17,9 @@ What it finds, over what the APIs expose:
 The service logs the foreign-table advice at startup and after a reload that brings a new one (SPEC "Authorization":
 "reported by startup advice"); the rest only `svc advise` prints.
 
-Advice on hypertable keys (timescaledb) is not given: no timescaledb can be installed on the machines this is built
-and tested on.
+Hypertables are known from timescaledb's `timescaledb_information.dimensions` (svc.catalog.HYPERTABLES_QUERY), read
+while `extensions.integrations.timescaledb` is not off; timescaledb cannot be installed where this is built, so the
+tests read a stand-in of that view.
 """
 
 import re
@@ -63,14 +65,7 @@ def schema_advice(
         found += _unindexed_foreign_keys(relation)
     for entity, relation in exposed:
         if relation.kind in (RelationKind.TABLE, RelationKind.PARTITIONED_TABLE) and not entity.primary_key:
-            found.append(
-                Advice(
-                    NO_PRIMARY_KEY,
-                    _name(relation),
-                    f"type {entity.type_name} has no node ID and no update or delete; add a primary key (or name a "
-                    f"unique key as entities.{relation.name}.primary_key)",
-                )
-            )
+            found.append(Advice(NO_PRIMARY_KEY, _name(relation), _no_primary_key(entity, relation)))
     if authenticated:
         found += foreign_table_advice(catalog, model)
     volatile_names = {f.name for f in catalog.functions if f.volatility is Volatility.VOLATILE}
@@ -90,6 +85,17 @@ def schema_advice(
     for entity, relation in exposed:
         found += _hidden_indexed(entity, relation)
     return found
+
+
+def _no_primary_key(entity: Entity, relation: Relation) -> str:
+    lacks = f"type {entity.type_name} has no node ID and no update or delete"
+    named = f"name a unique key as entities.{relation.name}.primary_key"
+    if not relation.dimensions:
+        return f"{lacks}; add a primary key (or {named})"
+    return (
+        f"{lacks}; it is a hypertable, whose keys must hold its dimension columns ({', '.join(relation.dimensions)}):"
+        f" add a primary key of them and the columns that tell its rows apart at one time (or {named})"
+    )
 
 
 def foreign_table_advice(catalog: Catalog, model: Model) -> list[Advice]:

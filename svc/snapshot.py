@@ -20,6 +20,7 @@ import psycopg
 import trio
 
 from svc.catalog import (
+    HYPERTABLES_QUERY,
     INTROSPECTION_QUERY,
     REMOTE_CONSTRAINTS_QUERY,
     SERVERS_QUERY,
@@ -162,7 +163,11 @@ async def read_database_catalog(executor: Executor, config: Config) -> Catalog:
         cursor = await tx.execute(INTROSPECTION_QUERY, parameters)
         row = await cursor.fetchone()
         assert row is not None  # one row, one JSON document, whatever the catalog holds
-        return row[0]
+        document: Mapping[str, Any] = row[0]
+        if document.get("hypertables_readable") and config.extensions.integrations.timescaledb != "off":
+            cursor = await tx.execute(HYPERTABLES_QUERY, {"schemas": parameters["schemas"]})
+            document = {**document, "hypertables": await cursor.fetchall()}
+        return document
 
     document = await executor.run(introspect, readonly=True, isolation="repeatable read", tags={"svc": "introspection"})
     catalog = read_catalog(document)

@@ -26,7 +26,7 @@ from ._facts import (
     TypeKind,
     Volatility,
 )
-from ._read import INTROSPECTION_QUERY, read_catalog
+from ._read import HYPERTABLES_QUERY, INTROSPECTION_QUERY, read_catalog
 from ._remote import (
     REMOTE_CONSTRAINTS_QUERY,
     SERVERS_QUERY,
@@ -37,6 +37,7 @@ from ._remote import (
 )
 
 __all__ = [
+    "HYPERTABLES_QUERY",
     "INTROSPECTION_QUERY",
     "REMOTE_CONSTRAINTS_QUERY",
     "SERVERS_QUERY",

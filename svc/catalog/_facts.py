@@ -276,6 +276,8 @@ class Relation:
     rls_forced: bool = False
     #: CREATE RULE ... ON the relation (views have their SELECT rule; a table's rules rewrite its writes).
     has_rules: bool = False
+    #: timescaledb: a hypertable's dimension columns (its time column first); none for other tables.
+    dimensions: tuple[str, ...] = ()
     policies: tuple[Policy, ...] = ()
     #: Per configured role: the table privileges it has, among SELECT, INSERT, UPDATE, DELETE.
     privileges: Mapping[str, frozenset[str]] = attrs.field(factory=dict)

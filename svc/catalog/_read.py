@@ -7,7 +7,7 @@ reader.
 
 from collections.abc import Iterable, Mapping
 from importlib import resources
-from typing import Any
+from typing import Any, LiteralString
 
 import attrs
 
@@ -41,6 +41,15 @@ from ._facts import (
 #: Run with `{"schemas": [...], "roles": [...]}`; returns one row with one JSON value. A file of ours, run as its bytes:
 #: psycopg takes a query as bytes too, and its LiteralString guard is for text built in code.
 INTROSPECTION_QUERY = resources.files("svc.catalog").joinpath("introspect.sql").read_bytes()
+#: timescaledb's hypertables of the configured schemas and their dimension columns (time first), read in the
+#: introspection's transaction when its document says the view is there (`hypertables_readable`); the rows go into
+#: the document as `hypertables`.
+HYPERTABLES_QUERY: LiteralString = """
+select hypertable_schema::text, hypertable_name::text, array_agg(column_name::text order by dimension_number)
+from timescaledb_information.dimensions
+where hypertable_schema = any(%(schemas)s)
+group by hypertable_schema, hypertable_name
+"""
 
 #: The privileges a column can carry of its own (its table's SELECT, INSERT and UPDATE reach it too).
 COLUMN_PRIVILEGES = frozenset({"SELECT", "INSERT", "UPDATE"})
@@ -58,10 +67,14 @@ def read_catalog(document: Item) -> Catalog:
     doubled = not document["standard_conforming_strings"]
     types = {item["oid"]: _type(item, owners, doubled) for item in document["types"]}
     context = _Context(types, owners, backslashes_doubled=doubled)
+    dimensions = {(schema, name): tuple(columns) for schema, name, columns in document.get("hypertables", ())}
     return Catalog(
         server_version_num=document["server_version_num"],
         schemas=tuple(document["schemas"]),
-        relations=tuple(_relation(item, context) for item in document["relations"]),
+        relations=tuple(
+            _relation(item, context, dimensions.get((item["schema"], item["name"]), ()))
+            for item in document["relations"]
+        ),
         types=types,
         functions=tuple(_function(item, owners) for item in document["functions"]),
         extensions=tuple(Extension(e["name"], e["schema"], e["version"]) for e in document["extensions"]),
@@ -135,7 +148,7 @@ def _type(item: Item, owners: _ExtensionOwners, backslashes_doubled: bool) -> Pg
 # --- relations ---------------------------------------------------------------------------------------------------
 
 
-def _relation(item: Item, context: _Context) -> Relation:
+def _relation(item: Item, context: _Context, dimensions: tuple[str, ...] = ()) -> Relation:
     privileges = _privileges(item["privileges"])
     columns = tuple(_column(c, privileges) for c in item["columns"])
     indexes = [_index(i) for i in item["indexes"]]
@@ -162,6 +175,7 @@ def _relation(item: Item, context: _Context) -> Relation:
         rls_enabled=item["rls_enabled"],
         rls_forced=item["rls_forced"],
         has_rules=item.get("has_rules", False),
+        dimensions=dimensions,
         policies=tuple(_policy(p) for p in item["policies"]),
         privileges=privileges,
         insertable=bool(updatable & _INSERT),

@@ -484,6 +484,9 @@ select json_build_object(
   'current_user', current_user,
   -- Off, pg_get_constraintdef doubles the backslashes in string constants.
   'standard_conforming_strings', current_setting('standard_conforming_strings') = 'on',
+  -- timescaledb's view of its hypertables' dimensions, there when the extension is installed in the database: its
+  -- rows are read by HYPERTABLES_QUERY after this one (a query cannot name a relation that may not exist).
+  'hypertables_readable', to_regclass('timescaledb_information.dimensions') is not null,
   'roles', (select json_agg(name order by ord) from role),
   'schemas', coalesce((select json_agg(nspname order by ord) from exposed), '[]'),
   'schema_comments', coalesce((

@@ -430,7 +430,9 @@ class TelemetryConfig:
 
 @attrs.frozen
 class IntegrationsConfig:
-    timescaledb: Toggle = setting("auto", doc="Hypertable estimates and descriptions.")
+    timescaledb: Toggle = setting(
+        "auto", doc="Hypertables' dimensions read for `svc advise` (their estimates and descriptions are not built)."
+    )
     pg_jsonschema: Toggle = setting("auto", doc="JSON Schema checks type JSON columns.")
     pgvectorscale: Toggle = setting("auto", doc="Semantic search from pgvectorscale indexes.")
     vectorchord: Toggle = setting("auto", doc="Semantic search from VectorChord indexes.")

@@ -1,6 +1,7 @@
 """`svc advise` (SPEC "Command line", issue 21): schema advice printed, exit 0. On a schema with one of each problem
 it finds (and near misses it must not report), and on one with none."""
 
+from tests.support.postgres import execute
 from tests.support.process import run_svc
 from tests.support.service import running_service
 
@@ -47,6 +48,30 @@ def test_foreign_tables_are_advised_only_while_requests_are_authenticated(tmp_pa
     found = findings(advise(tmp_path, database_url, APP))
     assert "foreign table while requests are authenticated" not in found
     assert found["table without a primary key"] == ["app.log_lines"]
+
+
+def test_a_hypertable_without_a_primary_key_is_told_its_dimension_columns(tmp_path, database_url):
+    """timescaledb cannot be installed where this is built (neither Debian's packages nor PyPI carry it): the view it
+    keeps its hypertables' dimensions in, `timescaledb_information.dimensions`, is stood in for by a table of the
+    same columns the extension documents, naming one hypertable."""
+    execute(
+        database_url,
+        "create schema metrics; create table metrics.readings (device_id integer, at timestamptz, value float8);"
+        " create schema timescaledb_information; create table timescaledb_information.dimensions"
+        " (hypertable_schema name, hypertable_name name, dimension_number bigint, column_name name,"
+        " column_type regtype, dimension_type text, num_partitions smallint);"
+        " insert into timescaledb_information.dimensions values"
+        " ('metrics', 'readings', 2, 'device_id', 'integer', 'Space', 4),"
+        " ('metrics', 'readings', 1, 'at', 'timestamptz', 'Time', null)",
+    )
+    try:
+        lines = advise(tmp_path, database_url, "database: {schemas: [metrics]}\n")
+        assert findings(lines) == {"table without a primary key": ["metrics.readings"]}, lines
+        assert "it is a hypertable, whose keys must hold its dimension columns (at, device_id)" in "\n".join(lines)
+        off = "database: {schemas: [metrics]}\nextensions: {integrations: {timescaledb: off}}\n"
+        assert "hypertable" not in "\n".join(advise(tmp_path, database_url, off))
+    finally:
+        execute(database_url, "drop schema metrics, timescaledb_information cascade")
 
 
 def test_a_schema_without_problems_gets_no_advice(tmp_path, database_url):
