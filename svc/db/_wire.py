@@ -143,6 +143,33 @@ class _Sent:
     preparing: bool = False
 
 
+class _Exchange:
+    """libpq's pipeline mode for one exchange (`done` once every answer is in): cut short (cancelled, or failed in a
+    way the protocol state cannot be known after), it interrupts the connection; a lost socket is OperationalError.
+    A class, not a generator's context manager: a turn is on every request's path."""
+
+    __slots__ = ("conn", "finished")
+
+    def __init__(self, conn: "Connection") -> None:
+        self.conn = conn
+        self.finished = False
+
+    def __enter__(self) -> "_Exchange":
+        self.conn.pgconn.enter_pipeline_mode()
+        return self
+
+    def done(self) -> None:
+        self.conn.pgconn.exit_pipeline_mode()
+        self.finished = True
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, traceback: object) -> None:
+        conn = self.conn
+        if not self.finished and conn.pgconn.status == pq.ConnStatus.OK and not conn.interrupted:
+            conn.interrupt()
+        if isinstance(error, OSError):
+            raise e.OperationalError("connection socket closed") from error
+
+
 async def turn(conn: "Connection", commands: Sequence[Command]) -> list[PGresult]:
     """Send `commands` in one pipeline with one sync and return each one's result, raising the first error."""
     pgconn = conn.pgconn
@@ -150,9 +177,7 @@ async def turn(conn: "Connection", commands: Sequence[Command]) -> list[PGresult
     fileno = pgconn.socket
     sent: list[_Sent] = []
     doomed = list(prepared.doomed) if prepared is not None else []
-    finished = False
-    try:
-        pgconn.enter_pipeline_mode()
+    with _Exchange(conn) as exchange:
         for name in doomed:
             pgconn.send_close_prepared(name)  # closing a statement that is not there is not an error
             sent.append(_Sent(None, name=name))
@@ -173,13 +198,7 @@ async def turn(conn: "Connection", commands: Sequence[Command]) -> list[PGresult
         pgconn.pipeline_sync()
         await _flush(pgconn, fileno)
         answers = await _answers(pgconn, fileno, len(sent))
-        pgconn.exit_pipeline_mode()
-        finished = True
-    except OSError as exc:
-        raise e.OperationalError("connection socket closed") from exc
-    finally:
-        if not finished and pgconn.status == pq.ConnStatus.OK and not conn.interrupted:
-            conn.interrupt()
+        exchange.done()
     return _results(conn, commands, sent, answers)
 
 
@@ -193,9 +212,7 @@ async def fetch_ahead(
     does."""
     pgconn = conn.pgconn
     fileno = pgconn.socket
-    finished = False
-    try:
-        pgconn.enter_pipeline_mode()
+    with _Exchange(conn) as exchange:
         _send_fetch(pgconn, fetch)
         await _flush(pgconn, fileno)
         more = True
@@ -207,13 +224,7 @@ async def fetch_ahead(
             if answer.ntuples:
                 await each(answer)
         await _fetched(conn, fileno)  # the FETCH ahead, past the end: none
-        pgconn.exit_pipeline_mode()
-        finished = True
-    except OSError as exc:
-        raise e.OperationalError("connection socket closed") from exc
-    finally:
-        if not finished and pgconn.status == pq.ConnStatus.OK and not conn.interrupted:
-            conn.interrupt()
+        exchange.done()
 
 
 async def _fetched(conn: "Connection", fileno: int) -> PGresult:
