@@ -149,23 +149,24 @@ class Importer:
         for number, line in lines:
             following.append(check(number, line))
             break
-        await tx.execute("savepoint svc_import")
-        count, copied = 0, True
+        count, copied, saved = 0, True, False
         try:
             while copied and following:
                 given, values = following.pop()
                 changed = self._changed(given)
                 copied = changed is not None
                 if changed is not None:
+                    if not saved:  # taken before the first COPY: a batch that copies nothing needs none
+                        await tx.execute("savepoint svc_import")
+                        saved = True
                     count += await tx.copy_in(self._sql.copy_into(given), rows(given, changed, values))
         except psycopg.Error:
             copied = False  # a COPY failed (a constraint, say): the staged way names the line
-        if not copied:
-            await tx.execute("rollback to savepoint svc_import")
-            return False
-        await tx.execute("release savepoint svc_import")
-        self._created += count
-        return True
+        if saved:
+            await tx.execute(("release" if copied else "rollback to") + " savepoint svc_import")
+        if copied:
+            self._created += count
+        return copied
 
     def _changed(self, columns: tuple[str, ...]) -> list[tuple[int, CopyValue]] | None:
         """How a run's values go into COPY rows: the positions whose values change on the way (JSON), and how;
