@@ -24,7 +24,8 @@ from ._messages import Request, Response
 from ._routing import Route
 
 PATH = "/import"
-#: About how much of the body one batch of lines holds (each batch is one statement when PostgreSQL checks it).
+#: About how much of the body one batch of whole lines holds (a batch is written, or refused, as a whole: one COPY or
+#: staged insert per run of lines giving the same members, under one savepoint).
 BATCH_BYTES = 1 << 20
 
 
@@ -104,7 +105,7 @@ async def _batches(request: Request) -> AsyncIterator[LineBatch]:
         chunks.append(chunk)
         size += len(chunk)
         more = message.get("more_body", False)
-        if size < BATCH_BYTES and more:
+        if more and (size < BATCH_BYTES or b"\n" not in chunk):  # (a line longer than a batch is joined once)
             continue
         pending = b"".join(chunks)
         end = pending.rfind(b"\n")

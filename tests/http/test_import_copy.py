@@ -210,6 +210,21 @@ async def test_a_failure_in_a_later_batch_names_its_line_and_leaves_nothing(tmp_
     assert fetch(database_url, "select count(*) from app_public.samples") == [before[0][:1]]
 
 
+async def test_a_line_longer_than_a_batch_is_read_whole(tmp_path, database_url, monkeypatch):
+    monkeypatch.setattr(_imports, "BATCH_BYTES", 1024)
+    execute(database_url, "truncate app_public.samples restart identity")
+    long = "x" * 3_000_000
+    async with running_service(tmp_path, database_url, SETTINGS, mode="dev") as service:
+        body = _ndjson([{"s": "before"}, {"s": long}, {"s": "after"}])
+        response = await service.client.post("/import/Sample", content=body, timeout=60)
+    assert (response.status_code, response.json()) == (201, {"created": 3}), response.text
+    assert fetch(database_url, "select id, length(s) from app_public.samples order by id") == [
+        (1, 6),
+        (2, 3_000_000),
+        (3, 5),
+    ]
+
+
 async def test_a_value_its_column_cannot_read_names_its_line(tmp_path, database_url):
     """An `Int` of 40000 passes Python's check and fails the smallint column's: the COPY fails, the staged way names
     the line, and the answer is BAD_USER_INPUT with the database's words, not a 500."""
