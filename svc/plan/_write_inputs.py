@@ -295,11 +295,8 @@ class WriteInputs:
     def _written(self, entity: Entity, field: Field, member: Any, at: Path, *, update: bool) -> Any:
         """A column member's value, refused where the column is not written (read-only here)."""
         if not (field.updatable if update else field.insertable):
-            return self._read_only(field.name, member, at)
+            raise bad_input(f"{field.name} is read-only", self._at(at))
         return self.value(entity, field, member, at)
-
-    def _read_only(self, name: str, value: Any, path: Path) -> Any:
-        raise bad_input(f"{name} is read-only", self._at(path))
 
     # --- values ------------------------------------------------------------------------------------------------
 
@@ -356,15 +353,7 @@ class WriteInputs:
                 check(converted, path)
             return converted
 
-        def read_unchecked(value: Any, path: Path) -> Any:
-            if value is None:
-                return None
-            try:
-                return read_scalar(value, ())
-            except SvcError as error:
-                raise bad_input(error.message, self._at(path)) from None
-
-        return read_column if checks else read_unchecked
+        return read_column
 
     def _length_check(self, entity: Entity, field: Field, limit: int) -> Callable[[Any, Path], None]:
         def check_length(converted: Any, path: Path) -> None:
