@@ -148,7 +148,7 @@ def _type(item: Item, owners: _ExtensionOwners, backslashes_doubled: bool) -> Pg
 # --- relations ---------------------------------------------------------------------------------------------------
 
 
-def _relation(item: Item, context: _Context, dimensions: tuple[str, ...] = ()) -> Relation:
+def _relation(item: Item, context: _Context, dimensions: tuple[str, ...]) -> Relation:
     privileges = _privileges(item["privileges"])
     columns = tuple(_column(c, privileges) for c in item["columns"])
     indexes = [_index(i) for i in item["indexes"]]
